@@ -1,0 +1,42 @@
+# `make test` is the whole check: it installs what the tests need on a fresh
+# Debian machine, then vets, tests and fuzzes every package.
+GO      ?= go
+FUZZTIME ?= 10s
+
+.PHONY: test deps vet unit fuzz build bench-score clean
+
+test: deps vet unit fuzz
+
+# python3 runs the seed reference scorers in the differential tests; the
+# golden files keep the Go tests meaningful without it.
+deps:
+	@command -v python3 >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq python3 >/dev/null; } || echo "warning: python3 not installed; live differential tests will skip"
+	$(GO) mod download
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -count=1 ./...
+
+# Every Fuzz target runs for FUZZTIME on top of its committed corpus.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for target in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); do \
+	    echo "fuzz $$pkg $$target"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+build:
+	$(GO) build -o bin/shadoweval ./cmd/shadoweval
+
+# Offline score on 1M gold + 1M traces against the seed 002 reference; see
+# BENCHMARKS.md.
+bench-score: build
+	bash scripts/bench-score.sh
+
+clean:
+	rm -rf bin

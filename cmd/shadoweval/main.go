@@ -1,0 +1,61 @@
+// Command shadoweval is the RAG shadow-evaluation sidecar and its offline
+// tools. main only parses flags, turns signals into a context and maps
+// results to exit codes; the work is in the sidecar and stream packages.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes shared by every command.
+const (
+	exitOK       = 0
+	exitFailed   = 1 // a gate failed
+	exitBadInput = 2 // bad input or usage
+)
+
+type command struct {
+	name, usage string
+	run         func(args []string, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"score", "score --gold F --trace F [--k 5] [--gates precision=0.80,...]  offline seed 002 report", runScore},
+		{"agreement", "agreement (--pairs F | --scholar F --auditor F) [--tsv F]    offline seed 003 report", runAgreement},
+		{"triage", "triage TRACE CHUNKS                                           offline seed 004 labels", runTriage},
+		{"config", "config (check FILE... | defaults)                        check or print the configuration", runConfig},
+		{"gen", "gen --gold F --trace F [--items N] [--seed N]                 write test data", runGen},
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return exitBadInput
+		}
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "shadoweval: unknown command %q\n", args[0])
+	usage(stderr)
+	return exitBadInput
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: shadoweval COMMAND [flags]\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintln(w, "  "+c.usage)
+	}
+}

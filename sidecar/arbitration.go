@@ -1,0 +1,166 @@
+package sidecar
+
+import (
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Judgement labels of seed 003 (SPEC §2.4).
+const (
+	LabelValid        = "VALID"
+	LabelNotInContext = "NOT_IN_CONTEXT"
+	LabelReject       = "REJECT"
+	LabelAbstain      = "ABSTAIN"
+)
+
+// Labels is the label space of seed 003 in the reference order, which is
+// also the row and column order of its confusion matrix.
+var Labels = [4]string{LabelValid, LabelNotInContext, LabelReject, LabelAbstain}
+
+// LabelIndex returns the position of label in Labels, or false when the
+// label is outside the label space (such rows do not enter the confusion
+// matrix but still count as disagreements).
+func LabelIndex(label string) (int, bool) {
+	for i, l := range Labels {
+		if l == label {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// Reasons returned by Arbitrate, as written in the "why" column of the
+// reference disagreements TSV.
+const (
+	WhyHardFlag           = "hard_flag"
+	WhyCitationOutOfScope = "citation_out_of_scope"
+	WhyAuditorVeto        = "auditor_veto"
+	WhyAuditorOK          = "auditor_ok"
+	WhyIncoherentPair     = "incoherent_pair"
+)
+
+// Hard red flags read by Arbitrate from the pair's "flags" object.
+const (
+	FlagProvenanceViolation = "provenance_violation"
+	FlagConstraintsMismatch = "constraints_mismatch"
+)
+
+// ArbitrationInput is one Scholar/Auditor pair as seen by the conflict
+// policy of seed 003.
+type ArbitrationInput struct {
+	Scholar string // the Scholar's label
+	Auditor string // the Auditor's label
+	// Flags is the pair's "flags" object as sent (nil when absent). Only
+	// FlagProvenanceViolation and FlagConstraintsMismatch are read, with
+	// Python truthiness (see Truthy).
+	Flags map[string]jsontext.Value
+	// Citations is answer_json.citations and RetrievedIDs the ids the
+	// agents saw; nil and empty both mean none.
+	Citations    []string
+	RetrievedIDs []string
+}
+
+// Arbitrate is final_arbitration of seed 003, the deterministic conflict
+// policy, evaluated in the reference order:
+//
+//  1. a truthy provenance_violation or constraints_mismatch flag: REJECT, hard_flag;
+//  2. citations not a subset of the retrieved ids: REJECT, citation_out_of_scope;
+//  3. the Auditor's label is not VALID: REJECT, auditor_veto;
+//  4. the Scholar's label is VALID or NOT_IN_CONTEXT: VALID, auditor_ok;
+//  5. otherwise: REJECT, incoherent_pair.
+//
+// The reference only arbitrates disagreeing pairs, but the policy is defined
+// for any pair.
+func Arbitrate(in ArbitrationInput) (final, why string) {
+	if HardFlag(in.Flags) {
+		return LabelReject, WhyHardFlag
+	}
+	if len(in.Citations) > 0 {
+		retrieved := make(map[string]struct{}, len(in.RetrievedIDs))
+		for _, id := range in.RetrievedIDs {
+			retrieved[id] = struct{}{}
+		}
+		for _, c := range in.Citations {
+			if _, ok := retrieved[c]; !ok {
+				return LabelReject, WhyCitationOutOfScope
+			}
+		}
+	}
+	if in.Auditor != LabelValid {
+		return LabelReject, WhyAuditorVeto
+	}
+	if in.Scholar == LabelValid || in.Scholar == LabelNotInContext {
+		return LabelValid, WhyAuditorOK
+	}
+	return LabelReject, WhyIncoherentPair
+}
+
+// HardFlag reports whether provenance_violation or constraints_mismatch is
+// truthy in flags.
+func HardFlag(flags map[string]jsontext.Value) bool {
+	return Truthy(flags[FlagProvenanceViolation]) || Truthy(flags[FlagConstraintsMismatch])
+}
+
+// Truthy is Python's bool() of the value json.loads would make of v: false
+// for null, false, "", 0, 0.0 (also a literal that underflows to zero, such
+// as 1e-400), [] and {}; true for everything else (1e400 is infinity, so
+// true). An absent (empty) or malformed v is false.
+func Truthy(v jsontext.Value) bool {
+	b := trimJSONSpace(v)
+	if len(b) == 0 {
+		return false
+	}
+	switch b[0] {
+	case 't':
+		return true
+	case 'n', 'f':
+		return false
+	case '"':
+		return len(b) > 2 // any escape decodes to at least one character
+	case '[', '{':
+		rest := trimJSONSpace(b[1:])
+		return len(rest) > 0 && rest[0] != ']' && rest[0] != '}'
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return numberTruthy(string(b))
+	}
+	return false
+}
+
+// numberTruthy: json.loads makes an int of a literal without fraction or
+// exponent (non-zero when any digit is) and a float of the others.
+func numberTruthy(s string) bool {
+	isFloat := false
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '.' || c == 'e' || c == 'E' {
+			isFloat = true
+			break
+		}
+	}
+	if !isFloat {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c >= '1' && c <= '9' {
+				return true
+			}
+		}
+		return false
+	}
+	// ParseFloat rounds correctly like Python's float(): overflow gives ±Inf
+	// (with an error we ignore), underflow gives zero.
+	f, _ := strconv.ParseFloat(s, 64)
+	return f != 0
+}
+
+func trimJSONSpace(b []byte) []byte {
+	for len(b) > 0 && isJSONSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isJSONSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func isJSONSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}

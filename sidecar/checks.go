@@ -1,0 +1,97 @@
+// Package sidecar scores trace events: the per-event checks of SPEC §3
+// (refusal, containment, citation hit, retrieval, coverage, citation
+// accuracy, anchor proximity, ΔS and λ), triage and arbitration. The checks
+// are pure functions over already-decoded values.
+package sidecar
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/shadoweval/shadoweval/sidecar/pycompat"
+)
+
+// RefusalToken is the only correct answer to an unanswerable question.
+const RefusalToken = "not in context"
+
+// minSubstrLen is the reference scorer's minimum gold substring length, in
+// code points of the lower-cased substring.
+const minSubstrLen = 5
+
+// IsRefusal reports whether claim is the refusal token. A missing or null
+// claim is passed as "" and counts as shipped.
+//
+// Strip then lower, in Python's sense, as the reference does: surrounding
+// NBSP and U+001C..U+001F are stripped, an inner NBSP is not a space.
+func IsRefusal(claim string) bool {
+	return pycompat.Lower(pycompat.Strip(claim)) == RefusalToken
+}
+
+// Containment is the reference contains_substr(claim, subs): some gold
+// substring, lower-cased and then at least 5 code points long, occurs in the
+// lower-cased claim. The claim is expected already stripped.
+//
+// Quirk kept from the reference (`return subs == []`): when nothing matches,
+// an empty non-nil list is vacuously true, while a nil list (gold field
+// missing or null) is false.
+func Containment(claim string, substrs []string) bool {
+	c := pycompat.Lower(claim)
+	for _, s := range substrs {
+		s = pycompat.Lower(s)
+		// Length after lowering: "İİİ" is 3 code points but lowers to 6.
+		if utf8.RuneCountInString(s) >= minSubstrLen && strings.Contains(c, s) {
+			return true
+		}
+	}
+	return substrs != nil && len(substrs) == 0
+}
+
+// Citations is answer_json.citations as sent. The reference reads it as
+// `aj.get("citations") or []`, so an absent or falsy value (null, false, 0,
+// "", {}) arrives here as an empty list; a truthy value that is not a JSON
+// array sets NotList.
+type Citations struct {
+	IDs     []string
+	NotList bool // truthy but not an array: H is false
+}
+
+// CitationHit is the reference citation_hit: the citations are a list, all
+// of them are retrieved ids, and they share an id with gold; with no gold
+// citations only an empty citation list hits.
+func CitationHit(c Citations, gold, retrieved []string) bool {
+	if c.NotList {
+		return false
+	}
+	if !allIn(c.IDs, idSet(retrieved)) {
+		return false
+	}
+	if len(gold) == 0 {
+		return len(c.IDs) == 0
+	}
+	g := idSet(gold)
+	for _, id := range c.IDs {
+		if _, ok := g[id]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// idSet returns the distinct ids of ids.
+func idSet(ids []string) map[string]struct{} {
+	m := make(map[string]struct{}, len(ids))
+	for _, id := range ids {
+		m[id] = struct{}{}
+	}
+	return m
+}
+
+// allIn reports whether every id of ids is in set (true for no ids).
+func allIn(ids []string, set map[string]struct{}) bool {
+	for _, id := range ids {
+		if _, ok := set[id]; !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,107 @@
+package sidecar
+
+import (
+	"fmt"
+
+	"github.com/shadoweval/shadoweval/sidecar/pycompat"
+)
+
+// LambdaState is the λ state a run reports in lambda_state.
+type LambdaState int
+
+// The λ states; LambdaNone is a run that sent no state.
+const (
+	LambdaNone       LambdaState = iota // "" (absent)
+	LambdaConvergent                    // → convergent
+	LambdaDivergent                     // ← divergent
+	LambdaRecursive                     // <> recursive
+	LambdaChaotic                       // × chaotic
+)
+
+// ParseLambdaState parses lambda_state: → ← <> × or the words convergent,
+// divergent, recursive, chaotic. "" is LambdaNone. Surrounding white space
+// is ignored (Python strip) and the words are matched after Python lower,
+// since producers differ in casing; anything else is an error.
+func ParseLambdaState(s string) (LambdaState, error) {
+	switch pycompat.Lower(pycompat.Strip(s)) {
+	case "":
+		return LambdaNone, nil
+	case "→", "convergent":
+		return LambdaConvergent, nil
+	case "←", "divergent":
+		return LambdaDivergent, nil
+	case "<>", "recursive":
+		return LambdaRecursive, nil
+	case "×", "chaotic":
+		return LambdaChaotic, nil
+	}
+	return LambdaNone, fmt.Errorf("lambda_state %q: want → ← <> × or convergent, divergent, recursive, chaotic", s)
+}
+
+// String returns the state's word, "" for LambdaNone.
+func (l LambdaState) String() string {
+	switch l {
+	case LambdaNone:
+		return ""
+	case LambdaConvergent:
+		return "convergent"
+	case LambdaDivergent:
+		return "divergent"
+	case LambdaRecursive:
+		return "recursive"
+	case LambdaChaotic:
+		return "chaotic"
+	}
+	return fmt.Sprintf("LambdaState(%d)", int(l))
+}
+
+// LambdaRun is what the λ group rule needs of one run of a qid in one arm.
+type LambdaRun struct {
+	State    LambdaState
+	Refused  bool     // IsRefusal of the run's claim
+	CitedIDs []string // compared as a set: order and duplicates ignored
+}
+
+// LambdaGroup applies the λ group rule of SPEC §3 to the runs of one qid in
+// one arm. complete: at least minRuns runs. convergent and flips are
+// computed whether or not the group is complete; callers count them only
+// for complete groups. An empty group is neither convergent nor flipping.
+//
+//   - Every run has a state: convergent when all are →, flips when any is ←.
+//   - No run has a state: convergent when all runs make the same refuse/ship
+//     decision and cite the same id set; flips when the decisions differ.
+//   - Mixed: both rules apply, so no reported signal is ignored: convergent
+//     needs every stated run to be → and all runs to agree on decision and
+//     cited set; flips when any stated run is ← or the decisions differ.
+func LambdaGroup(runs []LambdaRun, minRuns int) (complete, convergent, flips bool) {
+	complete = len(runs) >= minRuns
+	if len(runs) == 0 {
+		return complete, false, false
+	}
+	stated, allArrow, anyBack := 0, true, false
+	for _, r := range runs {
+		if r.State == LambdaNone {
+			continue
+		}
+		stated++
+		allArrow = allArrow && r.State == LambdaConvergent
+		anyBack = anyBack || r.State == LambdaDivergent
+	}
+	if stated == len(runs) {
+		return complete, allArrow, anyBack
+	}
+	sameDecision, sameCited := true, true
+	first := idSet(runs[0].CitedIDs)
+	for _, r := range runs[1:] {
+		sameDecision = sameDecision && r.Refused == runs[0].Refused
+		sameCited = sameCited && sameIDSet(first, idSet(r.CitedIDs))
+	}
+	convergent = sameDecision && sameCited && allArrow
+	flips = !sameDecision || anyBack
+	return complete, convergent, flips
+}
+
+// sameIDSet reports whether a and b hold the same ids.
+func sameIDSet(a, b map[string]struct{}) bool {
+	return len(a) == len(b) && countIn(a, b) == len(a)
+}

@@ -1,0 +1,252 @@
+// Package offline holds the offline commands that reproduce the reference
+// scorers of the seed pages exactly: score (seed 002), agreement (seed 003)
+// and triage (seed 004).
+package offline
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/shadoweval/shadoweval/sidecar"
+	"github.com/shadoweval/shadoweval/sidecar/pycompat"
+	"github.com/shadoweval/shadoweval/stream"
+)
+
+// DefaultScoreGates is the --gates default of the seed 002 scorer.
+const DefaultScoreGates = "precision=0.80,chr=0.75,under=0.05,over=0.10"
+
+// ScoreOptions are the arguments of `shadoweval score`.
+type ScoreOptions struct {
+	Gold, Trace string
+	K           int
+	Gates       string // name=value,... as the reference takes it
+}
+
+// ScoreReport is the seed 002 report.
+type ScoreReport struct {
+	Answered, Refused, Answerable, Unanswerable int
+	Precision, CHR, UnderRefusal, OverRefusal   float64
+	RecallAtK                                   float64
+	K                                           int
+	Gates                                       pycompat.Object // name → value string, in the order given
+	Pass                                        bool
+}
+
+// JSON renders the report exactly as the reference prints it.
+func (r *ScoreReport) JSON() []byte {
+	return pycompat.Dumps(pycompat.Object{
+		{Key: "answered", Value: r.Answered},
+		{Key: "refused", Value: r.Refused},
+		{Key: "answerable", Value: r.Answerable},
+		{Key: "unanswerable", Value: r.Unanswerable},
+		{Key: "precision", Value: pycompat.Round(r.Precision, 4)},
+		{Key: "chr", Value: pycompat.Round(r.CHR, 4)},
+		{Key: "under_refusal", Value: pycompat.Round(r.UnderRefusal, 4)},
+		{Key: "over_refusal", Value: pycompat.Round(r.OverRefusal, 4)},
+		{Key: "recall@k", Value: pycompat.Round(r.RecallAtK, 4)},
+		{Key: "k", Value: r.K},
+		{Key: "gates", Value: r.Gates},
+		{Key: "pass", Value: r.Pass},
+	}, pycompat.DumpOptions{Indent: 2, EnsureASCII: true})
+}
+
+// scoreGold is what scoring needs of a gold item.
+type scoreGold struct {
+	answerable bool
+	substrs    []string
+	citations  []string
+	traced     bool
+	result     itemResult
+}
+
+// itemResult is the outcome of one gold item against its (last) trace.
+type itemResult struct {
+	shipped, contained, hit, recalled bool
+}
+
+// Score runs the seed 002 scorer: the last trace of a qid wins, a gold item
+// without a trace is scored as a shipped answer with an empty claim, and
+// only gold_citations and retrieved_ids are read, as the reference does.
+func Score(opt ScoreOptions) (*ScoreReport, error) {
+	gates, err := parseGates(opt.Gates)
+	if err != nil {
+		return nil, err
+	}
+	index := make(map[string]int32)
+	var golds []scoreGold
+	err = stream.ReadFileLines(opt.Gold, stream.DecodeGold, func(_ int, g stream.Gold) error {
+		sg := scoreGold{answerable: g.Answerable, substrs: g.GoldClaimSubstr, citations: g.GoldCitations}
+		if i, ok := index[g.QID]; ok {
+			golds[i] = sg // dict semantics: the last row of a qid wins
+			return nil
+		}
+		index[g.QID] = int32(len(golds))
+		golds = append(golds, sg)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gold %w", err)
+	}
+
+	type traced struct {
+		gold   int32
+		result itemResult
+	}
+	// Decoding and scoring run on every core; the gold table is only read.
+	decode := func(line []byte) (traced, error) {
+		e, err := stream.DecodeTrace(line)
+		if err != nil {
+			return traced{}, err
+		}
+		i, ok := index[e.QID]
+		if !ok {
+			return traced{gold: -1}, nil
+		}
+		cits := sidecar.Citations{IDs: e.Answer.Citations, NotList: e.Answer.CitationsNotList}
+		return traced{gold: i, result: scoreItem(&golds[i], e.Answer.Claim, cits, e.RetrievedIDs, opt.K)}, nil
+	}
+	err = stream.ReadFileLines(opt.Trace, decode, func(_ int, t traced) error {
+		if t.gold >= 0 {
+			golds[t.gold].traced = true
+			golds[t.gold].result = t.result
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("trace %w", err)
+	}
+
+	var s, r, a, u, tp, chrHit, under, over, recall, recallDen int
+	for i := range golds {
+		g := &golds[i]
+		res := g.result
+		if !g.traced {
+			res = scoreItem(g, "", sidecar.Citations{IDs: []string{}}, nil, opt.K)
+		}
+		if g.answerable {
+			a++
+		} else {
+			u++
+		}
+		if res.shipped {
+			s++
+			if !g.answerable {
+				under++
+			} else {
+				if res.hit {
+					chrHit++
+				}
+				if res.contained && res.hit {
+					tp++
+				}
+			}
+		} else {
+			r++
+			if g.answerable {
+				over++
+			}
+		}
+		if g.answerable {
+			recallDen++
+			if res.recalled {
+				recall++
+			}
+		}
+	}
+	rep := &ScoreReport{
+		Answered: s, Refused: r, Answerable: a, Unanswerable: u,
+		Precision: ratio(tp, s, 1), CHR: ratio(chrHit, s, 1),
+		UnderRefusal: ratio(under, u, 0), OverRefusal: ratio(over, a, 0),
+		RecallAtK: ratio(recall, recallDen, 0),
+		K:         opt.K, Gates: gates,
+	}
+	rep.Pass, err = passes(gates, rep)
+	if err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// scoreItem applies the per-item checks of the reference to one gold item
+// and one answer.
+func scoreItem(g *scoreGold, claim string, cits sidecar.Citations, retrieved []string, k int) itemResult {
+	claim = pycompat.Strip(claim)
+	res := itemResult{shipped: !sidecar.IsRefusal(claim)}
+	if res.shipped {
+		res.contained = sidecar.Containment(claim, g.substrs)
+		res.hit = sidecar.CitationHit(cits, g.citations, retrieved)
+	}
+	if g.answerable {
+		res.recalled = sidecar.RecallStrict(g.citations, retrieved, k)
+	}
+	return res
+}
+
+func ratio(num, den int, empty float64) float64 {
+	if den == 0 {
+		return empty
+	}
+	return float64(num) / float64(den)
+}
+
+// parseGates reads "name=value,..." into an ordered dict the way
+// dict(x.split("=") for x in s.split(",")) does: every item needs exactly
+// one "=", and a repeated name keeps its first position with the last value.
+func parseGates(s string) (pycompat.Object, error) {
+	var gates pycompat.Object
+	for _, item := range strings.Split(s, ",") {
+		parts := strings.Split(item, "=")
+		if len(parts) != 2 {
+			return nil, fmt.Errorf("--gates: item %q: want name=value", item)
+		}
+		found := false
+		for i := range gates {
+			if gates[i].Key == parts[0] {
+				gates[i].Value, found = parts[1], true
+			}
+		}
+		if !found {
+			gates = append(gates, pycompat.Member{Key: parts[0], Value: parts[1]})
+		}
+	}
+	return gates, nil
+}
+
+// passes evaluates the four ship gates in the reference's order and with
+// its short-circuit: a gate name missing from --gates, or a value that is
+// not a number, is an error only when the evaluation reaches it.
+func passes(gates pycompat.Object, r *ScoreReport) (bool, error) {
+	checks := []struct {
+		name  string
+		value float64
+		ge    bool
+	}{
+		{"precision", r.Precision, true},
+		{"chr", r.CHR, true},
+		{"under", r.UnderRefusal, false},
+		{"over", r.OverRefusal, false},
+	}
+	for _, c := range checks {
+		raw, ok := gateValue(gates, c.name)
+		if !ok {
+			return false, fmt.Errorf("--gates: no %q gate", c.name)
+		}
+		thr, err := pycompat.ParseFloat(raw)
+		if err != nil {
+			return false, fmt.Errorf("--gates: %s=%q: not a number", c.name, raw)
+		}
+		if c.ge && !(c.value >= thr) || !c.ge && !(c.value <= thr) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func gateValue(gates pycompat.Object, name string) (string, bool) {
+	for _, m := range gates {
+		if m.Key == name {
+			return m.Value.(string), true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,121 @@
+package stream
+
+import (
+	"strings"
+)
+
+// Content types of SPEC §2.1; any other string is kept as it is.
+const DefaultContentType = "prose"
+
+// Gold is one gold item (SPEC §2.1).
+type Gold struct {
+	QID        string
+	Answerable bool
+	Question   string
+	// GoldClaimSubstr is nil when the field is missing or null: the
+	// reference scorer treats that as failed containment, while an empty
+	// list is vacuously contained.
+	GoldClaimSubstr []string
+	// GoldCitations is the gold_citations field alone, as the seed 002
+	// reference scorer reads it; Relevant is the seed 001 alias.
+	GoldCitations   []string
+	Relevant        []string
+	RelevantOffsets map[string][2]int64
+	AnchorSection   string
+	Negatives       []string
+	Paraphrases     []string
+	Constraints     []string
+	Type            string
+}
+
+// Citations is the gold citation set G: gold_citations united with its alias
+// relevant, in first-seen order.
+func (g *Gold) Citations() []string {
+	if len(g.Relevant) == 0 {
+		return g.GoldCitations
+	}
+	if len(g.GoldCitations) == 0 {
+		return g.Relevant
+	}
+	seen := make(map[string]bool, len(g.GoldCitations)+len(g.Relevant))
+	out := make([]string, 0, len(g.GoldCitations)+len(g.Relevant))
+	for _, list := range [][]string{g.GoldCitations, g.Relevant} {
+		for _, id := range list {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+type goldWire struct {
+	QID             *string             `json:"qid"`
+	Answerable      *bool               `json:"answerable"`
+	Question        string              `json:"question"`
+	GoldClaimSubstr []string            `json:"gold_claim_substr"`
+	GoldCitations   []string            `json:"gold_citations"`
+	Relevant        []string            `json:"relevant"`
+	RelevantOffsets map[string][2]int64 `json:"relevant_offsets"`
+	AnchorSection   string              `json:"anchor_section"`
+	Negatives       []string            `json:"negatives"`
+	Paraphrases     []string            `json:"paraphrases"`
+	Constraints     []string            `json:"constraints"`
+	Type            string              `json:"type"`
+}
+
+// DecodeGold decodes and validates one gold line. Unknown fields are
+// ignored. The error is a *FieldError.
+func DecodeGold(line []byte) (Gold, error) {
+	var w goldWire
+	if err := unmarshal(line, &w); err != nil {
+		return Gold{}, err
+	}
+	switch {
+	case w.QID == nil:
+		return Gold{}, fieldErr("qid", "required")
+	case *w.QID == "":
+		return Gold{}, fieldErr("qid", "must not be empty")
+	case w.Answerable == nil:
+		return Gold{}, fieldErr("answerable", "required (true or false)")
+	}
+	for id, off := range w.RelevantOffsets {
+		if off[0] < 0 || off[1] < off[0] {
+			return Gold{}, fieldErr("relevant_offsets."+id, "want 0 <= start <= end, got [%d,%d]", off[0], off[1])
+		}
+	}
+	if err := checkDotPath("anchor_section", w.AnchorSection); err != nil {
+		return Gold{}, err
+	}
+	if w.Type == "" {
+		w.Type = DefaultContentType
+	}
+	return Gold{
+		QID:             *w.QID,
+		Answerable:      *w.Answerable,
+		Question:        w.Question,
+		GoldClaimSubstr: w.GoldClaimSubstr,
+		GoldCitations:   w.GoldCitations,
+		Relevant:        w.Relevant,
+		RelevantOffsets: w.RelevantOffsets,
+		AnchorSection:   w.AnchorSection,
+		Negatives:       w.Negatives,
+		Paraphrases:     w.Paraphrases,
+		Constraints:     w.Constraints,
+		Type:            w.Type,
+	}, nil
+}
+
+// checkDotPath refuses section paths with empty components ("S..4", ".S").
+func checkDotPath(field, p string) error {
+	if p == "" {
+		return nil
+	}
+	for _, part := range strings.Split(p, ".") {
+		if part == "" {
+			return fieldErr(field, "empty component in section path %q", p)
+		}
+	}
+	return nil
+}

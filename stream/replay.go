@@ -1,0 +1,229 @@
+package stream
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/nats-io/nats.go"
+)
+
+// DefaultReplaySubject is where Replay publishes when no subject is given.
+const DefaultReplaySubject = "rag.trace.live"
+
+// progressEvery is the minimum time between two Progress calls.
+const progressEvery = 100 * time.Millisecond
+
+// ReplayOptions configures Replay.
+type ReplayOptions struct {
+	// Name names the input in errors (the file name); default "replay".
+	Name string
+	// Subject to publish on; default DefaultReplaySubject.
+	Subject string
+	// Rate in messages per second; 0 publishes as fast as possible.
+	Rate float64
+	// MsgID sets the Nats-Msg-Id header from the line's top-level
+	// "event_id" string, when it has one, so JetStream de-duplicates a
+	// replay of the same file.
+	MsgID bool
+	// Progress, when set, is called with the lines sent so far and the
+	// total: first with sent = 0, then at most every 100 ms, and last with
+	// sent = the final count. total is -1 when r is not an io.Seeker (the
+	// lines cannot be counted beforehand).
+	Progress func(sent, total int)
+	// FlushTimeout bounds the final flush when ctx has no deadline;
+	// 0 means 10 s.
+	FlushTimeout time.Duration
+}
+
+// ReplayStats summarises a replay.
+type ReplayStats struct {
+	Sent              int   // messages published
+	Bytes             int64 // payload bytes published
+	WithMsgID         int   // messages that carried Nats-Msg-Id
+	Oversize          int   // lines longer than the server's max payload, skipped
+	FirstOversizeLine int   // line number of the first oversize line (0: none)
+	Elapsed           time.Duration
+}
+
+type replayLine struct {
+	data []byte
+	id   string
+}
+
+// Replay publishes every non-blank line of a JSONL stream, in order, as one
+// core NATS message, then flushes. Lines follow the rules of ParallelLines
+// (universal newlines; lines that Python's strip() leaves empty are
+// skipped) and are sent stripped of Python white space but otherwise as
+// they are: no validation, the sidecar validates and dead-letters. A line
+// longer than the server's max payload cannot be sent: it is counted in
+// ReplayStats.Oversize and skipped. A cancelled ctx stops the replay with
+// ctx's error; the stats then tell how far it got.
+func Replay(ctx context.Context, nc *nats.Conn, r io.Reader, opt ReplayOptions) (ReplayStats, error) {
+	start := time.Now()
+	var st ReplayStats
+	name := opt.Name
+	if name == "" {
+		name = "replay"
+	}
+	subject := opt.Subject
+	if subject == "" {
+		subject = DefaultReplaySubject
+	}
+	if opt.Rate < 0 {
+		return st, fmt.Errorf("replay: negative rate %v", opt.Rate)
+	}
+	total := -1
+	if opt.Progress != nil {
+		if s, ok := r.(io.Seeker); ok {
+			n, err := countLines(r, s, name)
+			if err != nil {
+				return st, err
+			}
+			total = n
+		}
+		opt.Progress(0, total)
+	}
+	lastProgress := time.Now()
+	paceStart := lastProgress
+	var interval time.Duration
+	if opt.Rate > 0 {
+		interval = time.Duration(float64(time.Second) / opt.Rate)
+	}
+	maxPayload := nc.MaxPayload()
+	msg := &nats.Msg{Subject: subject}
+	n := 0 // lines handled, sent or not, for pacing
+	err := ParallelLines(r, name, func(line []byte) (replayLine, error) {
+		l := replayLine{data: line}
+		if opt.MsgID {
+			l.id = topLevelString(line, "event_id")
+		}
+		return l, nil
+	}, func(lineNo int, l replayLine) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if interval > 0 {
+			// Message n is due at start + n·interval: the average rate
+			// holds over the run, whatever the cost of each publish.
+			due := paceStart.Add(time.Duration(n) * interval)
+			if wait := time.Until(due); wait > 0 {
+				if err := sleepCtx(ctx, wait); err != nil {
+					return err
+				}
+			}
+		}
+		n++
+		msg.Data, msg.Header = l.data, nil
+		size := int64(len(l.data))
+		if l.id != "" {
+			msg.Header = nats.Header{nats.MsgIdHdr: {l.id}}
+			size += int64(headerSize(msg.Header))
+		}
+		if maxPayload > 0 && size > maxPayload {
+			st.Oversize++
+			if st.FirstOversizeLine == 0 {
+				st.FirstOversizeLine = lineNo
+			}
+			return nil
+		}
+		if err := nc.PublishMsg(msg); err != nil {
+			return &LineError{File: name, Line: lineNo, Err: fmt.Errorf("publish to %s: %w", subject, err)}
+		}
+		st.Sent++
+		st.Bytes += int64(len(l.data))
+		if l.id != "" {
+			st.WithMsgID++
+		}
+		if opt.Progress != nil && time.Since(lastProgress) >= progressEvery {
+			lastProgress = time.Now()
+			opt.Progress(st.Sent, total)
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush(ctx, nc, opt.FlushTimeout)
+	}
+	if opt.Progress != nil {
+		opt.Progress(st.Sent, total)
+	}
+	st.Elapsed = time.Since(start)
+	return st, err
+}
+
+func flush(ctx context.Context, nc *nats.Conn, timeout time.Duration) error {
+	if _, ok := ctx.Deadline(); !ok {
+		if timeout <= 0 {
+			timeout = 10 * time.Second
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	if err := nc.FlushWithContext(ctx); err != nil {
+		return fmt.Errorf("replay: flush: %w", err)
+	}
+	return nil
+}
+
+// countLines counts the lines Replay would send, then rewinds.
+func countLines(r io.Reader, s io.Seeker, name string) (int, error) {
+	pos, err := s.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return -1, nil // a pipe or terminal: total unknown
+	}
+	n := 0
+	err = ParallelLines(r, name, func([]byte) (struct{}, error) { return struct{}{}, nil },
+		func(int, struct{}) error { n++; return nil })
+	if err != nil {
+		return 0, err
+	}
+	if _, err := s.Seek(pos, io.SeekStart); err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return n, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// topLevelString is the value of the top-level member name of a JSON
+// object when it is a string, else "". It reads no further than needed and
+// gives up quietly on invalid JSON.
+func topLevelString(line []byte, name string) string {
+	dec := jsontext.NewDecoder(bytes.NewReader(line))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return ""
+	}
+	for dec.PeekKind() == '"' {
+		key, err := dec.ReadToken()
+		if err != nil {
+			return ""
+		}
+		if key.String() == name {
+			if dec.PeekKind() != '"' {
+				return ""
+			}
+			v, err := dec.ReadToken()
+			if err != nil {
+				return ""
+			}
+			return v.String()
+		}
+		if err := dec.SkipValue(); err != nil {
+			return ""
+		}
+	}
+	return ""
+}

@@ -1,0 +1,251 @@
+package stream
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/shadoweval/shadoweval/stream/streamtest"
+)
+
+// replayInput mixes CRLF, LF and lone CR endings with blank and
+// white-space-only lines (\x1c is white space to Python's strip()), and has
+// no final newline.
+const replayInput = "{\"qid\":\"q1\",\"event_id\":\"e1\"}\r\n" +
+	"\r\n" +
+	"  \t \r\n" +
+	"{\"qid\":\"q2\"}\n" +
+	"\x1c\n" +
+	"  {\"qid\":\"q3\",\"event_id\":\"e3\",\"nested\":{\"event_id\":\"no\"}}  \r" +
+	"not json at all\n" +
+	"{\"event_id\":7,\"qid\":\"q5\"}\n" +
+	"\n" +
+	"{\"qid\":\"q6\",\"event_id\":\"e\\u0036\"}"
+
+var replayWant = []struct{ data, id string }{
+	{`{"qid":"q1","event_id":"e1"}`, "e1"},
+	{`{"qid":"q2"}`, ""},
+	{`{"qid":"q3","event_id":"e3","nested":{"event_id":"no"}}`, "e3"},
+	{`not json at all`, ""},
+	{`{"event_id":7,"qid":"q5"}`, ""},
+	{`{"qid":"q6","event_id":"e\u0036"}`, "e6"},
+}
+
+func TestReplayFile(t *testing.T) {
+	s := streamtest.RunBasic(t)
+	nc := streamtest.Connect(t, s.ClientURL())
+	got := streamtest.Collect(t, nc, ">", len(replayWant)+1)
+	path := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(path, []byte(replayInput), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	type call struct{ sent, total int }
+	var calls []call
+	st, err := Replay(context.Background(), nc, f, ReplayOptions{
+		Name:     path,
+		MsgID:    true,
+		Progress: func(sent, total int) { calls = append(calls, call{sent, total}) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Sent != len(replayWant) || st.WithMsgID != 3 || st.Oversize != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	var bytes int64
+	for i, w := range replayWant {
+		m := streamtest.Next(t, got)
+		if string(m.Data) != w.data || m.Subject != DefaultReplaySubject || MsgID(m.Header) != w.id {
+			t.Errorf("message %d: %s %q id %q, want %q id %q", i, m.Subject, m.Data, MsgID(m.Header), w.data, w.id)
+		}
+		bytes += int64(len(w.data))
+	}
+	if st.Bytes != bytes {
+		t.Errorf("Bytes %d, want %d", st.Bytes, bytes)
+	}
+	n := len(replayWant)
+	if len(calls) < 2 || calls[0] != (call{0, n}) || calls[len(calls)-1] != (call{n, n}) {
+		t.Fatalf("progress calls %v", calls)
+	}
+}
+
+// A reader that cannot seek: total unknown; no Msg-Id unless asked.
+func TestReplayStreamNoMsgID(t *testing.T) {
+	s := streamtest.RunBasic(t)
+	nc := streamtest.Connect(t, s.ClientURL())
+	got := streamtest.Collect(t, nc, "rag.trace.canary", len(replayWant))
+	var totals []int
+	st, err := Replay(context.Background(), nc, io.MultiReader(strings.NewReader(replayInput)), ReplayOptions{
+		Subject:  "rag.trace.canary",
+		Progress: func(_, total int) { totals = append(totals, total) },
+	})
+	if err != nil || st.Sent != len(replayWant) || st.WithMsgID != 0 {
+		t.Fatalf("stats %+v err %v", st, err)
+	}
+	for i := range replayWant {
+		if m := streamtest.Next(t, got); string(m.Data) != replayWant[i].data || m.Header != nil {
+			t.Fatalf("message %d: %q headers %v", i, m.Data, m.Header)
+		}
+	}
+	for _, total := range totals {
+		if total != -1 {
+			t.Fatalf("total %d for a stream, want -1", total)
+		}
+	}
+}
+
+// Many lines across several 1 MiB read blocks arrive complete and in order.
+func TestReplayLargeInOrder(t *testing.T) {
+	s := streamtest.RunBasic(t)
+	nc := streamtest.Connect(t, s.ClientURL())
+	const n = 30000
+	var buf bytes.Buffer
+	pad := strings.Repeat("p", 60)
+	for i := range n {
+		fmt.Fprintf(&buf, "{\"qid\":\"q%d\",\"event_id\":\"e%d\",\"pad\":%q}\r\n", i, i, pad)
+		if i%7 == 0 {
+			buf.WriteString("\r\n")
+		}
+	}
+	got := streamtest.Collect(t, nc, "in.order", n)
+	st, err := Replay(context.Background(), nc, bytes.NewReader(buf.Bytes()), ReplayOptions{Subject: "in.order", MsgID: true})
+	if err != nil || st.Sent != n || st.WithMsgID != n {
+		t.Fatalf("stats %+v err %v", st, err)
+	}
+	for i := range n {
+		m := streamtest.Next(t, got)
+		if id := MsgID(m.Header); id != fmt.Sprintf("e%d", i) {
+			t.Fatalf("message %d has id %q", i, id)
+		}
+	}
+}
+
+func TestReplayRate(t *testing.T) {
+	s := streamtest.RunBasic(t)
+	nc := streamtest.Connect(t, s.ClientURL())
+	const n, rate = 101, 2000.0
+	input := strings.Repeat("{}\n", n)
+	st, err := Replay(context.Background(), nc, strings.NewReader(input), ReplayOptions{Rate: rate})
+	if err != nil || st.Sent != n {
+		t.Fatalf("stats %+v err %v", st, err)
+	}
+	// Message i leaves no earlier than i/rate after the first.
+	if min := time.Duration(float64(n-1) / rate * float64(time.Second)); st.Elapsed < min {
+		t.Fatalf("%d messages at %v/s took %v, want at least %v", n, rate, st.Elapsed, min)
+	}
+	if _, err := Replay(context.Background(), nc, strings.NewReader(input), ReplayOptions{Rate: -1}); err == nil {
+		t.Fatal("negative rate accepted")
+	}
+}
+
+func TestReplayCancel(t *testing.T) {
+	s := streamtest.RunBasic(t)
+	nc := streamtest.Connect(t, s.ClientURL())
+	ctx, cancel := context.WithCancel(context.Background())
+	sent := 0
+	// Cancel from the progress callback after the first call; at 1 msg/s
+	// the replay is then waiting for the second message.
+	st, err := Replay(ctx, nc, strings.NewReader(strings.Repeat("{}\n", 100)), ReplayOptions{
+		Rate: 1,
+		Progress: func(s, _ int) {
+			sent = s
+			cancel()
+		},
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v", err)
+	}
+	if st.Sent > 1 || sent > 1 {
+		t.Fatalf("sent %d after cancel", st.Sent)
+	}
+}
+
+func TestReplayOversize(t *testing.T) {
+	opts := streamtest.Options()
+	opts.MaxPayload = 512
+	s := streamtest.RunServer(t, opts)
+	nc := streamtest.Connect(t, s.ClientURL())
+	got := streamtest.Collect(t, nc, DefaultReplaySubject, 4)
+	big := `{"qid":"big","pad":"` + strings.Repeat("x", 600) + `"}`
+	input := "{\"qid\":\"a\"}\n" + big + "\n{\"qid\":\"b\"}\n"
+	st, err := Replay(context.Background(), nc, strings.NewReader(input), ReplayOptions{})
+	if err != nil || st.Sent != 2 || st.Oversize != 1 || st.FirstOversizeLine != 2 {
+		t.Fatalf("stats %+v err %v", st, err)
+	}
+	for _, want := range []string{`{"qid":"a"}`, `{"qid":"b"}`} {
+		if m := streamtest.Next(t, got); string(m.Data) != want {
+			t.Fatalf("got %q want %q", m.Data, want)
+		}
+	}
+}
+
+// Replaying the same file twice into a JetStream stream stores each event
+// once: the Nats-Msg-Id header de-duplicates.
+func TestReplayJetStreamDedup(t *testing.T) {
+	e, err := StartEmbedded(EmbeddedOptions{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Shutdown)
+	nc := streamtest.Connect(t, e.ClientURL())
+	js, err := nc.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.AddStream(&nats.StreamConfig{Name: "RAG", Subjects: []string{"rag.>"}, Duplicates: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	input := "{\"qid\":\"q1\",\"event_id\":\"e1\"}\n{\"qid\":\"q2\",\"event_id\":\"e2\"}\n{\"qid\":\"q3\"}\n"
+	for range 2 {
+		if _, err := Replay(context.Background(), nc, strings.NewReader(input), ReplayOptions{MsgID: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An acknowledged publish is stored after everything published before
+	// it on this connection.
+	if _, err := js.Publish("rag.trace.live", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	info, err := js.StreamInfo("RAG")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// e1, e2 once; q3 (no id) twice; the sentinel.
+	if info.State.Msgs != 5 {
+		t.Fatalf("stream holds %d messages, want 5", info.State.Msgs)
+	}
+}
+
+func TestTopLevelString(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"event_id":"a"}`, "a"},
+		{`{"x":{"event_id":"no"},"event_id":"yes"}`, "yes"},
+		{`{"x":[1,{"event_id":"no"}]}`, ""},
+		{`{"event_id":null}`, ""},
+		{`{"event_id":1}`, ""},
+		{`["event_id","a"]`, ""},
+		{`{"event_id":"a\"b"}`, `a"b`},
+		{`{"a":1,"event_id":"x"`, "x"},
+		{`{"a":`, ""},
+		{``, ""},
+		{`not json`, ""},
+	} {
+		if got := topLevelString([]byte(tc.in), "event_id"); got != tc.want {
+			t.Errorf("topLevelString(%s) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

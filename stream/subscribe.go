@@ -1,0 +1,214 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Kind is the kind of an input message, given by the subject it came on
+// (SPEC §2.5). The values are dense from 0 so that [NumKinds]T arrays can be
+// indexed by Kind.
+type Kind int
+
+const (
+	KindTrace     Kind = iota // rag.trace.>: retrieval and answer together
+	KindRetrieval             // rag.retrieval.>: the retrieval half
+	KindAnswer                // rag.answer.>: the answer half
+	KindJudgement             // rag.judgement.>
+
+	NumKinds = 4
+)
+
+// String is the kind's name, as used in metric labels: "trace",
+// "retrieval", "answer", "judgement".
+func (k Kind) String() string {
+	switch k {
+	case KindTrace:
+		return "trace"
+	case KindRetrieval:
+		return "retrieval"
+	case KindAnswer:
+		return "answer"
+	case KindJudgement:
+		return "judgement"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Message is one received input message. Data and Header are nats.go's
+// own (not copied); the handler may keep the Message.
+type Message struct {
+	Kind     Kind
+	Subject  string
+	Data     []byte
+	Header   nats.Header
+	Received time.Time
+}
+
+// ArmFromSubject is the last token of subject (SPEC §2.2: the arm when the
+// event names none); "" when the subject has a single token or its last
+// token is empty or a wildcard.
+func ArmFromSubject(subject string) string {
+	i := strings.LastIndexByte(subject, '.')
+	if i < 0 {
+		return ""
+	}
+	arm := subject[i+1:]
+	if arm == "*" || arm == ">" {
+		return ""
+	}
+	return arm
+}
+
+// MsgID is the Nats-Msg-Id header (JetStream's de-duplication id), matched
+// exactly as the server does.
+func MsgID(h nats.Header) string {
+	return h.Get(nats.MsgIdHdr)
+}
+
+// Traceparent is the W3C traceparent header, its name matched
+// case-insensitively (publishers write "traceparent" or "Traceparent").
+func Traceparent(h nats.Header) string {
+	if v := h.Get("traceparent"); v != "" {
+		return v
+	}
+	for k, vs := range h {
+		if len(vs) > 0 && strings.EqualFold(k, "traceparent") {
+			return vs[0]
+		}
+	}
+	return ""
+}
+
+// Subscription is a set of core NATS subscriptions, one per kind.
+type Subscription struct {
+	subs []*nats.Subscription // in Kind order
+	mu   sync.Mutex
+	// dropped keeps the final count of subscriptions that are gone, whose
+	// Dropped() no longer answers.
+	dropped map[*nats.Subscription]uint64
+}
+
+// Subscribe subscribes to each kind's subject with core NATS
+// (at-most-once). pendingMsgs and pendingBytes are the per-subscription
+// limits of messages buffered in the client before it drops (0 keeps the
+// nats.go defaults, -1 is unlimited); drops are counted by Dropped and
+// reported through ConnOptions.OnSlowConsumer.
+//
+// The SUB protocol lines are buffered like any publish: call nc.Flush (or
+// FlushTimeout) afterwards to know the server has the interest, before
+// declaring readiness.
+//
+// handle runs on the subscription's own goroutine: calls for one kind are
+// sequential, but calls for different kinds run concurrently, so handle
+// must be safe for concurrent use. It should be cheap (decode and hand
+// off); a slow handler makes the client drop messages.
+func Subscribe(nc *nats.Conn, subjects map[Kind]string, pendingMsgs, pendingBytes int, handle func(*Message)) (*Subscription, error) {
+	if len(subjects) == 0 {
+		return nil, errors.New("subscribe: no subjects")
+	}
+	kinds := make([]Kind, 0, len(subjects))
+	for k := range subjects {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool { return kinds[i] < kinds[j] })
+	s := &Subscription{dropped: map[*nats.Subscription]uint64{}}
+	for _, kind := range kinds {
+		subject := subjects[kind]
+		if subject == "" {
+			continue // an empty subject turns the kind off
+		}
+		sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
+			handle(&Message{Kind: kind, Subject: m.Subject, Data: m.Data, Header: m.Header, Received: time.Now()})
+		})
+		if err != nil {
+			s.Unsubscribe()
+			return nil, fmt.Errorf("subscribe %s %q: %w", kind, subject, err)
+		}
+		s.subs = append(s.subs, sub)
+		if pendingMsgs != 0 || pendingBytes != 0 {
+			msgs, bytes := pendingMsgs, pendingBytes
+			if msgs == 0 {
+				msgs = nats.DefaultSubPendingMsgsLimit
+			}
+			if bytes == 0 {
+				bytes = nats.DefaultSubPendingBytesLimit
+			}
+			if err := sub.SetPendingLimits(msgs, bytes); err != nil {
+				s.Unsubscribe()
+				return nil, fmt.Errorf("subscribe %s %q: pending limits: %w", kind, subject, err)
+			}
+		}
+	}
+	if len(s.subs) == 0 {
+		return nil, errors.New("subscribe: every subject is empty")
+	}
+	return s, nil
+}
+
+// Dropped is the number of messages the subscriptions dropped because their
+// pending limits were reached, summed over kinds. It keeps counting what
+// was dropped before Unsubscribe or Drain.
+func (s *Subscription) Dropped() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n uint64
+	for _, sub := range s.subs {
+		if d, err := sub.Dropped(); err == nil {
+			s.dropped[sub] = uint64(d)
+		}
+		n += s.dropped[sub]
+	}
+	return n
+}
+
+// Unsubscribe removes interest at once; messages still pending in the
+// client are discarded.
+func (s *Subscription) Unsubscribe() error {
+	s.Dropped() // keep the final counts
+	var errs []error
+	for _, sub := range s.subs {
+		if err := sub.Unsubscribe(); err != nil && !errors.Is(err, nats.ErrBadSubscription) && !errors.Is(err, nats.ErrConnectionClosed) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Drain removes interest, lets the handler process every message already
+// received and returns once all subscriptions are closed or ctx is done.
+func (s *Subscription) Drain(ctx context.Context) error {
+	s.Dropped()
+	var errs []error
+	var closed []<-chan nats.SubStatus
+	for _, sub := range s.subs {
+		ch := sub.StatusChanged(nats.SubscriptionClosed)
+		if err := sub.Drain(); err != nil && !errors.Is(err, nats.ErrBadSubscription) && !errors.Is(err, nats.ErrConnectionClosed) {
+			errs = append(errs, err)
+			continue
+		}
+		closed = append(closed, ch)
+	}
+	for _, ch := range closed {
+	wait:
+		for {
+			select {
+			case _, ok := <-ch:
+				if !ok {
+					break wait
+				}
+			case <-ctx.Done():
+				errs = append(errs, fmt.Errorf("drain: %w", context.Cause(ctx)))
+				return errors.Join(errs...)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,268 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/shadoweval/shadoweval/stream/streamtest"
+)
+
+func TestArmFromSubject(t *testing.T) {
+	for _, tc := range []struct{ subject, arm string }{
+		{"rag.trace.live", "live"},
+		{"rag.retrieval.canary", "canary"},
+		{"rag.answer.shadow-2", "shadow-2"},
+		{"a.b", "b"},
+		{"rag", ""},
+		{"", ""},
+		{"rag.trace.*", ""},
+		{"rag.trace.>", ""},
+		{"rag.trace.", ""},
+	} {
+		if got := ArmFromSubject(tc.subject); got != tc.arm {
+			t.Errorf("ArmFromSubject(%q) = %q, want %q", tc.subject, got, tc.arm)
+		}
+	}
+}
+
+func TestHeaders(t *testing.T) {
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for _, tc := range []struct {
+		name   string
+		h      nats.Header
+		tp, id string
+	}{
+		{"nil", nil, "", ""},
+		{"lower", nats.Header{"traceparent": {tp}}, tp, ""},
+		{"canonical", nats.Header{"Traceparent": {tp}}, tp, ""},
+		{"upper", nats.Header{"TRACEPARENT": {tp}, nats.MsgIdHdr: {"e1"}}, tp, "e1"},
+		{"empty values", nats.Header{"Traceparent": {}}, "", ""},
+		{"msg id exact only", nats.Header{"nats-msg-id": {"e1"}}, "", ""},
+	} {
+		if got := Traceparent(tc.h); got != tc.tp {
+			t.Errorf("%s: Traceparent = %q, want %q", tc.name, got, tc.tp)
+		}
+		if got := MsgID(tc.h); got != tc.id {
+			t.Errorf("%s: MsgID = %q, want %q", tc.name, got, tc.id)
+		}
+	}
+}
+
+func TestKindString(t *testing.T) {
+	want := [NumKinds]string{"trace", "retrieval", "answer", "judgement"}
+	for k := Kind(0); k < NumKinds; k++ {
+		if k.String() != want[k] {
+			t.Errorf("Kind(%d) = %q, want %q", k, k.String(), want[k])
+		}
+	}
+	if Kind(9).String() != "Kind(9)" {
+		t.Errorf("unknown kind: %q", Kind(9).String())
+	}
+}
+
+var testSubjects = map[Kind]string{
+	KindTrace:     "rag.trace.>",
+	KindRetrieval: "rag.retrieval.>",
+	KindAnswer:    "rag.answer.>",
+	KindJudgement: "rag.judgement.>",
+}
+
+func TestSubscribeKinds(t *testing.T) {
+	s := streamtest.RunBasic(t)
+	nc := streamtest.Connect(t, s.ClientURL())
+	got := make(chan *Message, 16)
+	sub, err := Subscribe(nc, testSubjects, 0, 0, func(m *Message) { got <- m })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	pub := streamtest.Connect(t, s.ClientURL())
+	for _, tc := range []struct {
+		subject string
+		kind    Kind
+		arm     string
+	}{
+		{"rag.trace.live", KindTrace, "live"},
+		{"rag.retrieval.canary", KindRetrieval, "canary"},
+		{"rag.answer.canary", KindAnswer, "canary"},
+		{"rag.judgement.shadow", KindJudgement, "shadow"},
+	} {
+		before := time.Now()
+		h := nats.Header{"traceparent": {"tp-" + tc.arm}, nats.MsgIdHdr: {"id-" + tc.subject}}
+		if err := pub.PublishMsg(&nats.Msg{Subject: tc.subject, Data: []byte(tc.subject), Header: h}); err != nil {
+			t.Fatal(err)
+		}
+		m := streamtest.Next(t, got)
+		if m.Kind != tc.kind || m.Subject != tc.subject || string(m.Data) != tc.subject {
+			t.Errorf("%s: got kind %s subject %s data %s", tc.subject, m.Kind, m.Subject, m.Data)
+		}
+		if ArmFromSubject(m.Subject) != tc.arm {
+			t.Errorf("%s: arm %q", tc.subject, ArmFromSubject(m.Subject))
+		}
+		if Traceparent(m.Header) != "tp-"+tc.arm || MsgID(m.Header) != "id-"+tc.subject {
+			t.Errorf("%s: headers %v", tc.subject, m.Header)
+		}
+		if m.Received.Before(before) {
+			t.Errorf("%s: Received %v before publish %v", tc.subject, m.Received, before)
+		}
+	}
+	// Not subscribed: nothing arrives. A later message proves the order.
+	if err := pub.Publish("rag.other.live", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.Publish("rag.trace.last", nil); err != nil {
+		t.Fatal(err)
+	}
+	if m := streamtest.Next(t, got); m.Subject != "rag.trace.last" {
+		t.Fatalf("got %s, want rag.trace.last", m.Subject)
+	}
+}
+
+func TestSubscribeOnlySomeKinds(t *testing.T) {
+	s := streamtest.RunBasic(t)
+	nc := streamtest.Connect(t, s.ClientURL())
+	if _, err := Subscribe(nc, nil, 0, 0, func(*Message) {}); err == nil {
+		t.Fatal("no subjects accepted")
+	}
+	if _, err := Subscribe(nc, map[Kind]string{KindTrace: ""}, 0, 0, func(*Message) {}); err == nil {
+		t.Fatal("only empty subjects accepted")
+	}
+	if _, err := Subscribe(nc, map[Kind]string{KindTrace: "bad subject"}, 0, 0, func(*Message) {}); err == nil {
+		t.Fatal("bad subject accepted")
+	}
+	sub, err := Subscribe(nc, map[Kind]string{KindTrace: "t.>", KindAnswer: ""}, 0, 0, func(*Message) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sub.subs) != 1 {
+		t.Fatalf("%d subscriptions, want 1", len(sub.subs))
+	}
+}
+
+// A handler that blocks makes the client drop beyond the pending limit;
+// Dropped counts it and OnSlowConsumer names the subject.
+func TestSubscribeSlowConsumer(t *testing.T) {
+	s := streamtest.RunBasic(t)
+	slow := make(chan string, 4)
+	nc, err := Connect(context.Background(), ConnOptions{
+		URL:            s.ClientURL(),
+		OnSlowConsumer: func(subject string) { slow <- subject },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	release := make(chan struct{})
+	var handled atomic.Int64
+	sub, err := Subscribe(nc, map[Kind]string{KindRetrieval: "rag.retrieval.>"}, 10, 1<<20, func(*Message) {
+		<-release
+		handled.Add(1)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	pub := streamtest.Connect(t, s.ClientURL())
+	const n = 100
+	for i := range n {
+		if err := pub.Publish("rag.retrieval.live", fmt.Appendf(nil, "%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pub.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if subj := streamtest.Next(t, slow); subj != "rag.retrieval.>" {
+		t.Fatalf("slow consumer on %q", subj)
+	}
+	// The server has sent everything once a round trip on nc completes.
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	dropped := sub.Dropped()
+	// One message is in the handler, at most 10 wait.
+	if dropped < n-11 || dropped > n-1 {
+		t.Fatalf("dropped %d of %d with a limit of 10", dropped, n)
+	}
+	close(release)
+	if err := sub.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := uint64(handled.Load()) + dropped; got != n {
+		t.Fatalf("handled %d + dropped %d != %d", handled.Load(), dropped, n)
+	}
+	if sub.Dropped() != dropped {
+		t.Fatalf("Dropped after Drain = %d, want %d", sub.Dropped(), dropped)
+	}
+}
+
+func TestSubscribeDrainDeliversPending(t *testing.T) {
+	s := streamtest.RunBasic(t)
+	nc := streamtest.Connect(t, s.ClientURL())
+	gate := make(chan struct{})
+	var handled atomic.Int64
+	sub, err := Subscribe(nc, testSubjects, -1, -1, func(*Message) {
+		<-gate
+		handled.Add(1)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 500
+	for i := range n {
+		subj := [...]string{"rag.trace.a", "rag.retrieval.a", "rag.answer.a", "rag.judgement.a"}[i%4]
+		if err := nc.Publish(subj, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := nc.Flush(); err != nil { // all n are now in the client
+		t.Fatal(err)
+	}
+	close(gate)
+	ctx, cancel := context.WithTimeout(context.Background(), streamtest.Timeout)
+	defer cancel()
+	if err := sub.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if handled.Load() != n {
+		t.Fatalf("handled %d of %d before Drain returned", handled.Load(), n)
+	}
+	if sub.Dropped() != 0 {
+		t.Fatalf("dropped %d with no limits", sub.Dropped())
+	}
+}
+
+func TestSubscribeDrainTimeout(t *testing.T) {
+	s := streamtest.RunBasic(t)
+	nc := streamtest.Connect(t, s.ClientURL())
+	gate := make(chan struct{})
+	defer close(gate)
+	sub, err := Subscribe(nc, map[Kind]string{KindTrace: "x"}, 0, 0, func(*Message) { <-gate })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Publish("x", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := sub.Drain(ctx); err == nil {
+		t.Fatal("Drain with a blocked handler and a done context returned nil")
+	}
+}

@@ -1,0 +1,268 @@
+package stream
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// DefaultArm is the arm of an event that names none, on a subject that
+// names none.
+const DefaultArm = "live"
+
+// TraceEvent is one retrieval and/or answer event (SPEC §2.2). A seed 002
+// runs/trace.jsonl line is a valid event as it is.
+type TraceEvent struct {
+	QID       string
+	EventID   string
+	RequestID string
+	Arm       string    // empty: the caller takes it from the subject
+	TS        time.Time // zero: not sent
+	Query     string
+	// Paraphrase and Seed are -1 when not sent.
+	Paraphrase int
+	Seed       int
+	// RetrievedIDs is the retrieved_ids field as sent; IDs() applies the
+	// rule that topk wins when both are present.
+	RetrievedIDs []string
+	TopK         []TopKItem
+	DeltaS       []float64
+	// HasAnswer tells whether answer_json was sent and not null; without
+	// it Answer is the empty shipped answer the reference assumes.
+	HasAnswer    bool
+	Answer       Answer
+	DeltaSCited  *float64
+	LambdaState  string
+	Embeddings   *Embeddings
+	IndexHash    string
+	LatencyMS    *float64
+	HasRetrieval bool // retrieved_ids or topk was sent
+}
+
+// TopKItem is one ranked retrieval item.
+type TopKItem struct {
+	ID        string    `json:"id"`
+	Score     *float64  `json:"score"`
+	SectionID string    `json:"section_id"`
+	Type      string    `json:"type"`
+	Offsets   *[2]int64 `json:"offsets"`
+	Text      string    `json:"text"`
+}
+
+// Answer is the shipped answer. Citations follows the reference's
+// `aj.get("citations") or []`: null, false, 0, "", {} and [] all give an
+// empty list; any other non-array value sets CitationsNotList, which makes
+// the citation hit false.
+type Answer struct {
+	Claim            string
+	Citations        []string
+	CitationsNotList bool
+	CitationOffsets  map[string][2]int64
+}
+
+// Embeddings carries vectors from which ΔS is computed when delta_s is
+// absent.
+type Embeddings struct {
+	Question []float64            `json:"question"`
+	Items    map[string][]float64 `json:"items"`
+}
+
+// IDs is the ranked retrieved ids: those of topk when it was sent, else
+// retrieved_ids.
+func (e *TraceEvent) IDs() []string {
+	if e.TopK == nil {
+		return e.RetrievedIDs
+	}
+	ids := make([]string, len(e.TopK))
+	for i := range e.TopK {
+		ids[i] = e.TopK[i].ID
+	}
+	return ids
+}
+
+type traceWire struct {
+	QID          *string     `json:"qid"`
+	QIDAlias     *string     `json:"q_id"`
+	EventID      string      `json:"event_id"`
+	RequestID    string      `json:"request_id"`
+	Arm          string      `json:"arm"`
+	TS           string      `json:"ts"`
+	Q            string      `json:"q"`
+	Query        string      `json:"query"`
+	Paraphrase   *int        `json:"paraphrase"`
+	Seed         *int        `json:"seed"`
+	RetrievedIDs []string    `json:"retrieved_ids"`
+	TopK         []TopKItem  `json:"topk"`
+	DeltaS       []float64   `json:"delta_s"`
+	DeltaSAlias  []float64   `json:"ΔS"`
+	AnswerJSON   *answerWire `json:"answer_json"`
+	DeltaSCited  *float64    `json:"delta_s_cited"`
+	LambdaState  string      `json:"lambda_state"`
+	LambdaAlias  string      `json:"λ_state"`
+	Embeddings   *Embeddings `json:"embeddings"`
+	IndexHash    string      `json:"index_hash"`
+	LatencyMS    *float64    `json:"latency_ms"`
+}
+
+type answerWire struct {
+	Claim           *string             `json:"claim"`
+	Citations       jsontext.Value      `json:"citations"`
+	CitationOffsets map[string][2]int64 `json:"citation_offsets"`
+}
+
+// DecodeTrace decodes and validates one trace event. Unknown fields are
+// ignored. The error is a *FieldError.
+func DecodeTrace(line []byte) (TraceEvent, error) {
+	var w traceWire
+	if err := unmarshal(line, &w); err != nil {
+		return TraceEvent{}, err
+	}
+	e := TraceEvent{
+		EventID:      w.EventID,
+		RequestID:    w.RequestID,
+		Arm:          w.Arm,
+		Query:        w.Q,
+		Paraphrase:   -1,
+		Seed:         -1,
+		RetrievedIDs: w.RetrievedIDs,
+		TopK:         w.TopK,
+		DeltaS:       w.DeltaS,
+		DeltaSCited:  w.DeltaSCited,
+		LambdaState:  w.LambdaState,
+		Embeddings:   w.Embeddings,
+		IndexHash:    w.IndexHash,
+		LatencyMS:    w.LatencyMS,
+		HasRetrieval: w.RetrievedIDs != nil || w.TopK != nil,
+	}
+	// The reference takes `t.get("qid") or t.get("q_id")`.
+	switch {
+	case w.QID != nil && *w.QID != "":
+		e.QID = *w.QID
+	case w.QIDAlias != nil && *w.QIDAlias != "":
+		e.QID = *w.QIDAlias
+	default:
+		return TraceEvent{}, fieldErr("qid", "required (a non-empty string, or q_id)")
+	}
+	if e.Query == "" {
+		e.Query = w.Query
+	}
+	if e.DeltaS == nil {
+		e.DeltaS = w.DeltaSAlias
+	}
+	if e.LambdaState == "" {
+		e.LambdaState = w.LambdaAlias
+	}
+	if w.Paraphrase != nil {
+		e.Paraphrase = *w.Paraphrase
+	}
+	if w.Seed != nil {
+		e.Seed = *w.Seed
+	}
+	if w.TS != "" {
+		ts, err := time.Parse(time.RFC3339Nano, w.TS)
+		if err != nil {
+			return TraceEvent{}, fieldErr("ts", "want an RFC 3339 time, got %q", w.TS)
+		}
+		e.TS = ts
+	}
+	for i := range e.TopK {
+		it := &e.TopK[i]
+		if it.ID == "" {
+			return TraceEvent{}, fieldErr("topk."+strconv.Itoa(i)+".id", "required")
+		}
+		if it.Offsets != nil && (it.Offsets[0] < 0 || it.Offsets[1] < it.Offsets[0]) {
+			return TraceEvent{}, fieldErr("topk."+strconv.Itoa(i)+".offsets", "want 0 <= start <= end")
+		}
+		if err := checkDotPath("topk."+strconv.Itoa(i)+".section_id", it.SectionID); err != nil {
+			return TraceEvent{}, err
+		}
+	}
+	if e.DeltaSCited != nil && (*e.DeltaSCited < 0 || *e.DeltaSCited > 1) {
+		return TraceEvent{}, fieldErr("delta_s_cited", "want a number in [0,1], got %v", *e.DeltaSCited)
+	}
+	for i, ds := range e.DeltaS {
+		if ds < 0 || ds > 1 {
+			return TraceEvent{}, fieldErr("delta_s."+strconv.Itoa(i), "want a number in [0,1], got %v", ds)
+		}
+	}
+	if w.AnswerJSON != nil {
+		e.HasAnswer = true
+		a, err := decodeAnswer(w.AnswerJSON)
+		if err != nil {
+			return TraceEvent{}, err
+		}
+		e.Answer = a
+	} else {
+		e.Answer.Citations = []string{}
+	}
+	return e, nil
+}
+
+func decodeAnswer(w *answerWire) (Answer, error) {
+	a := Answer{CitationOffsets: w.CitationOffsets}
+	if w.Claim != nil {
+		a.Claim = *w.Claim
+	}
+	for id, off := range a.CitationOffsets {
+		if off[0] < 0 || off[1] < off[0] {
+			return Answer{}, fieldErr("answer_json.citation_offsets."+id, "want 0 <= start <= end")
+		}
+	}
+	cits, notList, err := citationsOf(w.Citations)
+	if err != nil {
+		return Answer{}, err
+	}
+	a.Citations, a.CitationsNotList = cits, notList
+	return a, nil
+}
+
+// citationsOf applies Python truthiness to the citations value: a falsy one
+// is the empty list, an array must hold strings, and any other truthy value
+// is "not a list".
+func citationsOf(v jsontext.Value) (ids []string, notList bool, err error) {
+	if len(v) == 0 || !Truthy(v) {
+		return []string{}, false, nil
+	}
+	if v.Kind() != '[' {
+		return nil, true, nil
+	}
+	if err := json.Unmarshal(v, &ids); err != nil {
+		fe := asFieldError(err)
+		fe.Field = join("answer_json.citations", fe.Field)
+		return nil, false, fe
+	}
+	return ids, false, nil
+}
+
+// Truthy is Python's bool() of a decoded JSON value: null, false, 0, "",
+// [] and {} are false.
+func Truthy(v jsontext.Value) bool {
+	switch v.Kind() {
+	case 'n', 'f':
+		return false
+	case 't':
+		return true
+	case '"':
+		return len(v) > 2
+	case '0':
+		f, err := strconv.ParseFloat(string(v), 64)
+		return err != nil || f != 0
+	case '[', '{':
+		var members []jsontext.Value
+		var obj map[string]jsontext.Value
+		if v.Kind() == '[' {
+			return json.Unmarshal(v, &members) != nil || len(members) > 0
+		}
+		return json.Unmarshal(v, &obj) != nil || len(obj) > 0
+	}
+	return false
+}
+
+func join(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + "." + b
+}

@@ -1,0 +1,96 @@
+package window
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// benchStep is the event-time distance between consecutive observations:
+// 1000 events/s, so a 10 s bucket holds 10 000 events over the 3000 qids
+// and a 1 m bucket 60 000.
+const benchStep = time.Millisecond
+
+// bench is one warmed-up Windows shared by the Add benchmarks: an hour and
+// a half of traffic has gone through it, so every slot has been allocated
+// and rotated and the timings are of the steady state.
+var bench struct {
+	once sync.Once
+	w    *Windows
+	obs  []Observation
+	i    atomic.Int64
+}
+
+func benchWindows(b *testing.B) (*Windows, []Observation) {
+	bench.once.Do(func() {
+		w, err := New(Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		bench.w = w
+		bench.obs = realistic(1<<14, 3000, 1)
+		for k := 0; k < int(90*time.Minute/benchStep); k++ {
+			benchAdd(b, w, bench.obs, bench.i.Add(1))
+		}
+	})
+	return bench.w, bench.obs
+}
+
+func benchAdd(b *testing.B, w *Windows, obs []Observation, i int64) {
+	o := &obs[i%int64(len(obs))]
+	now := t0.Add(time.Duration(i) * benchStep)
+	o.Time = now
+	if err := w.Add(o, now); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkAdd: realistic observations (4 k's, 5 retrieved ΔS and a cited
+// one, λ state, triage), 2 windows, 3000 qids, 2 arms, 4 types.
+func BenchmarkAdd(b *testing.B) {
+	w, obs := benchWindows(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		benchAdd(b, w, obs, bench.i.Add(1))
+	}
+}
+
+// BenchmarkAddParallel: the same from GOMAXPROCS goroutines. Observations
+// are shared read-only here; each goroutine sets its own event time.
+func BenchmarkAddParallel(b *testing.B) {
+	w, obs := benchWindows(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		var o Observation
+		for pb.Next() {
+			i := bench.i.Add(1)
+			o = obs[i%int64(len(obs))]
+			now := t0.Add(time.Duration(i) * benchStep)
+			o.Time = now
+			if err := w.Add(&o, now); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkSnapshot: one arm, all types, over both windows of the warmed-up
+// Windows (about 1500 qids per arm in every bucket).
+func BenchmarkSnapshot(b *testing.B) {
+	w, _ := benchWindows(b)
+	now := t0.Add(time.Duration(bench.i.Load()) * benchStep)
+	for _, name := range []string{"5m", "1h"} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := w.Snapshot("live", name, "", now); !ok {
+					b.Fatal("no snapshot")
+				}
+			}
+		})
+	}
+}

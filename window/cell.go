@@ -1,0 +1,302 @@
+package window
+
+import (
+	"github.com/DataDog/sketches-go/ddsketch/store"
+)
+
+// Fixed counters of a cell, by index into cell.cnt.
+const (
+	cShip      = iota // HasAnswer ∧ S
+	cPrecNum          // HasAnswer ∧ S ∧ A ∧ C ∧ H
+	cChrNum           // HasAnswer ∧ S ∧ A ∧ H
+	cUnans            // HasAnswer ∧ U
+	cShipUnans        // HasAnswer ∧ S ∧ U
+	cAnsw             // HasAnswer ∧ A
+	cRefAnsw          // HasAnswer ∧ R ∧ A
+	cRetA             // HasRetrieval ∧ A
+	cRetN             // HasRetrieval (P@k means)
+	cRecN             // HasRecallAtK (R@k means)
+	cCovElig
+	cCovered
+	cAccElig
+	cAccurate
+	cAnchorN
+	cAnchorSum
+	cTriageN // observations with a triage label
+	cPairs   // 4×4 confusion matrix, scholar-major
+	cFixed   = cPairs + nLabels*nLabels
+)
+
+// layout places the per-k and per-label counters after the fixed ones.
+type layout struct {
+	nk       int
+	recall   int // cnt[recall+i]: HasRetrieval ∧ A ∧ G ⊆ R_k[i]
+	triage   int // cnt[triage+j]: label j
+	nCnt     int
+	sumP     int // sums[sumP+i]: Σ P@k[i]
+	sumR     int // sums[sumR+i]: Σ R@k[i]
+	nSums    int
+	nTriages int
+}
+
+func newLayout(nk int) layout {
+	l := layout{nk: nk, nTriages: len(TriageLabels)}
+	l.recall = cFixed
+	l.triage = l.recall + nk
+	l.nCnt = l.triage + l.nTriages
+	l.sumP = 0
+	l.sumR = nk
+	l.nSums = 2 * nk
+	return l
+}
+
+// cell is what one bucket knows of one content type of one arm. Everything
+// in it merges by addition, except the λ summaries, which merge by qid.
+type cell struct {
+	cnt    []int64
+	sums   []float64
+	cited  dist             // ΔS cited of shipped answers
+	ret    dist             // ΔS of retrieved items
+	lamIdx map[uint64]int32 // by qidHash
+	lam    []lamSum
+}
+
+func newCell(l *layout) *cell {
+	return &cell{
+		cnt:    make([]int64, l.nCnt),
+		sums:   make([]float64, l.nSums),
+		lamIdx: map[uint64]int32{},
+	}
+}
+
+// reset empties c and keeps its memory for the next bucket.
+func (c *cell) reset() {
+	clear(c.cnt)
+	clear(c.sums)
+	c.cited.reset()
+	c.ret.reset()
+	clear(c.lamIdx)
+	c.lam = c.lam[:0]
+}
+
+// add records o, whose qid hashes to qh. idx holds the sketch indexes of
+// o's ΔS values (see arm.sketchIndexes), or is nil when the cell must map
+// them itself.
+func (c *cell) add(l *layout, o *Observation, qh uint64, idx []int) {
+	cnt := c.cnt
+	if o.HasAnswer {
+		if o.Answerable {
+			cnt[cAnsw]++
+		} else {
+			cnt[cUnans]++
+		}
+		if o.Shipped {
+			cnt[cShip]++
+			if !o.Answerable {
+				cnt[cShipUnans]++
+			} else if o.Hit {
+				cnt[cChrNum]++
+				if o.Contained {
+					cnt[cPrecNum]++
+				}
+			}
+		} else if o.Answerable {
+			cnt[cRefAnsw]++
+		}
+	}
+	if o.HasRetrieval {
+		cnt[cRetN]++
+		if o.Answerable {
+			cnt[cRetA]++
+			rc := cnt[l.recall : l.recall+l.nk]
+			for i := range rc {
+				if o.RecallStrict&(1<<i) != 0 {
+					rc[i]++
+				}
+			}
+		}
+		sp := c.sums[l.sumP : l.sumP+l.nk]
+		for i, v := range o.PrecisionAtK {
+			sp[i] += v
+		}
+	}
+	if o.HasRecallAtK {
+		cnt[cRecN]++
+		sr := c.sums[l.sumR : l.sumR+l.nk]
+		for i, v := range o.RecallAtK {
+			sr[i] += v
+		}
+	}
+	if o.CoverageEligible {
+		cnt[cCovElig]++
+		if o.Covered {
+			cnt[cCovered]++
+		}
+	}
+	if o.CitationAccEligible {
+		cnt[cAccElig]++
+		if o.CitationAccurate {
+			cnt[cAccurate]++
+		}
+	}
+	if o.HasAnchorDistance {
+		cnt[cAnchorN]++
+		cnt[cAnchorSum] += int64(o.AnchorDistance)
+	}
+	if o.Triage >= 0 {
+		cnt[cTriageN]++
+		cnt[l.triage+o.Triage]++
+	}
+	if idx != nil {
+		if citedCounted(o) {
+			c.cited.addIndex(idx[0], o.DeltaSCited)
+		}
+		for i, v := range o.DeltaSRetrieved {
+			c.ret.addIndex(idx[i+1], v)
+		}
+	} else {
+		if citedCounted(o) {
+			c.cited.addIndex(mapIndex(o.DeltaSCited), o.DeltaSCited)
+		}
+		for _, v := range o.DeltaSRetrieved {
+			c.ret.addIndex(mapIndex(v), v)
+		}
+	}
+	if o.HasAnswer || o.Lambda.State != LambdaNone {
+		j, ok := c.lamIdx[qh]
+		if !ok {
+			j = int32(len(c.lam))
+			c.lam = append(c.lam, lamSum{qid: qh})
+			c.lamIdx[qh] = j
+		}
+		c.lam[j].add(o.Lambda)
+	}
+}
+
+// dist is a bucket's share of a ΔS distribution: a DDSketch positive store
+// (the mapping is shared by all), the values counted as 0, and the exact
+// count, minimum and maximum.
+type dist struct {
+	st       *store.DenseStore // nil until the first positive value
+	zero     float64
+	n        int64
+	min, max float64
+}
+
+func (d *dist) reset() {
+	if d.st != nil {
+		d.st.Clear()
+	}
+	d.zero, d.n, d.min, d.max = 0, 0, 0, 0
+}
+
+// addIndex counts value v (clamped to [0,1]) whose sketch index is i.
+func (d *dist) addIndex(i int, v float64) {
+	v = max(0, min(v, 1))
+	if d.n == 0 || v < d.min {
+		d.min = v
+	}
+	if d.n == 0 || v > d.max {
+		d.max = v
+	}
+	d.n++
+	if i == zeroIndex {
+		d.zero++
+		return
+	}
+	if d.st == nil {
+		d.st = store.NewDenseStore()
+	}
+	d.st.Add(i)
+}
+
+// merge adds o into d; d.st is allocated when needed.
+func (d *dist) merge(o *dist) {
+	if o.n == 0 {
+		return
+	}
+	if d.n == 0 || o.min < d.min {
+		d.min = o.min
+	}
+	if d.n == 0 || o.max > d.max {
+		d.max = o.max
+	}
+	d.n += o.n
+	d.zero += o.zero
+	if o.st != nil && !o.st.IsEmpty() {
+		if d.st == nil {
+			d.st = store.NewDenseStore()
+		}
+		d.st.MergeWith(o.st)
+	}
+}
+
+// lamSum is the mergeable summary of the runs of one qid: enough to apply
+// the rule of sidecar.LambdaGroup to the union of several summaries.
+type lamSum struct {
+	qid      uint64 // qidHash
+	runs     int64
+	stated   int64 // runs with a λ state
+	notArrow int64 // stated runs whose state is not →
+	back     int64 // runs in state ←
+	refused  int64 // runs whose claim is a refusal
+	cited    uint64
+	mixed    bool // not all runs cite the set hashed in cited
+}
+
+func (s *lamSum) add(r LambdaRun) {
+	if s.runs == 0 {
+		s.cited = r.Cited
+	} else if r.Cited != s.cited {
+		s.mixed = true
+	}
+	s.runs++
+	if r.State != LambdaNone {
+		s.stated++
+		if r.State != LambdaConvergent {
+			s.notArrow++
+		}
+		if r.State == LambdaDivergent {
+			s.back++
+		}
+	}
+	if r.Refused {
+		s.refused++
+	}
+}
+
+func (s *lamSum) merge(o *lamSum) {
+	if o.runs == 0 {
+		return
+	}
+	if s.runs == 0 {
+		qid := s.qid
+		*s = *o
+		s.qid = qid
+		return
+	}
+	if o.mixed || o.cited != s.cited {
+		s.mixed = true
+	}
+	s.runs += o.runs
+	s.stated += o.stated
+	s.notArrow += o.notArrow
+	s.back += o.back
+	s.refused += o.refused
+}
+
+// eval is sidecar.LambdaGroup on the summarised runs.
+func (s *lamSum) eval(minRuns int) (complete, convergent, flips bool) {
+	complete = s.runs >= int64(minRuns)
+	if s.runs == 0 {
+		return complete, false, false
+	}
+	allArrow := s.notArrow == 0
+	anyBack := s.back > 0
+	if s.stated == s.runs {
+		return complete, allArrow, anyBack
+	}
+	sameDecision := s.refused == 0 || s.refused == s.runs
+	sameCited := !s.mixed
+	return complete, sameDecision && sameCited && allArrow, !sameDecision || anyBack
+}

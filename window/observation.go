@@ -1,0 +1,174 @@
+package window
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"time"
+)
+
+// Errors returned by Add and AddPair. The caller counts them; nothing is
+// recorded when one is returned.
+var (
+	// ErrLate: the event falls in no window at now, or it is more than
+	// MaxLateness behind the arm's watermark.
+	ErrLate = errors.New("window: event too late")
+	// ErrFuture: the event is more than MaxLateness ahead of now.
+	ErrFuture = errors.New("window: event too far in the future")
+	// ErrInvalid: the observation breaks its contract (shape, NaN, range,
+	// unknown judgement label). Errors wrap it.
+	ErrInvalid = errors.New("window: invalid observation")
+)
+
+// LambdaState is the part of a run's λ state the group rule needs.
+type LambdaState uint8
+
+// λ states of a run. LambdaOther is <> or ×: stated, neither → nor ←.
+const (
+	LambdaNone       LambdaState = iota // no lambda_state sent
+	LambdaConvergent                    // →
+	LambdaDivergent                     // ←
+	LambdaOther                         // <> or ×
+)
+
+// LambdaRun is the mergeable form of one run for the λ group rule of
+// sidecar.LambdaGroup.
+type LambdaRun struct {
+	State   LambdaState
+	Refused bool   // the run's claim is the refusal token
+	Cited   uint64 // CitedSetHash of the run's citations
+}
+
+// Observation is one scored event, as the sidecar computed it.
+type Observation struct {
+	Arm  string    // "" = DefaultArm
+	Type string    // gold content type; "" = DefaultType
+	QID  string    // λ group key
+	Time time.Time // event time; zero = now
+
+	HasAnswer  bool // answer side present (false for a retrieval-only half)
+	Answerable bool // gold A (false = U)
+	Shipped    bool // not a refusal
+	Contained  bool // C
+	Hit        bool // H
+
+	HasRetrieval bool
+	RecallStrict uint32    // bit i set when G ⊆ R_k for Ks[i]
+	PrecisionAtK []float64 // per Ks index; len(Ks) when HasRetrieval
+	RecallAtK    []float64 // per Ks index; len(Ks) when HasRecallAtK
+	HasRecallAtK bool      // G non-empty
+
+	DeltaSRetrieved []float64 // ΔS of each top-k item
+	HasDeltaSCited  bool
+	DeltaSCited     float64
+
+	CoverageEligible, Covered             bool
+	CitationAccEligible, CitationAccurate bool
+	HasAnchorDistance                     bool
+	AnchorDistance                        int
+
+	Lambda LambdaRun // counted as a run when HasAnswer or State != LambdaNone
+	Triage int       // index into TriageLabels, -1 = none (the zero value 0 is "ok")
+}
+
+// Judgement labels of seed 003, in the order of its LABELS list.
+var JudgementLabels = []string{"VALID", "NOT_IN_CONTEXT", "REJECT", "ABSTAIN"}
+
+const nLabels = 4
+
+// labelIndex is the seed's `idx` lookup: exact, case-sensitive.
+func labelIndex(s string) int {
+	switch s {
+	case "VALID":
+		return 0
+	case "NOT_IN_CONTEXT":
+		return 1
+	case "REJECT":
+		return 2
+	case "ABSTAIN":
+		return 3
+	}
+	return -1
+}
+
+// PairObservation is one Scholar/Auditor judgement pair.
+type PairObservation struct {
+	Arm     string    // "" = DefaultArm
+	Type    string    // gold content type of the qid; "" = DefaultType
+	Time    time.Time // zero = now
+	Scholar string    // one of JudgementLabels
+	Auditor string
+}
+
+// CitedSetHash hashes the set of cited ids: FNV-1a 64 over the sorted
+// distinct ids, each prefixed by its length. Order and duplicates do not
+// matter; nil and empty give the same hash. It allocates only for more than
+// 16 ids.
+func CitedSetHash(ids []string) uint64 {
+	const (
+		offset = 14695981039346656037
+		prime  = 1099511628211
+	)
+	var buf [16]string
+	s := append(buf[:0], ids...)
+	slices.Sort(s)
+	h := uint64(offset)
+	for i, id := range s {
+		if i > 0 && id == s[i-1] {
+			continue
+		}
+		n := uint64(len(id))
+		for j := 0; j < 8; j++ {
+			h ^= n & 0xff
+			h *= prime
+			n >>= 8
+		}
+		for j := 0; j < len(id); j++ {
+			h ^= uint64(id[j])
+			h *= prime
+		}
+	}
+	return h
+}
+
+// validate checks o against the configured number of cut-offs.
+func validate(o *Observation, nk int) error {
+	if o.HasRetrieval && len(o.PrecisionAtK) != nk {
+		return invalidf("PrecisionAtK has %d values, want %d", len(o.PrecisionAtK), nk)
+	}
+	if o.HasRecallAtK && len(o.RecallAtK) != nk {
+		return invalidf("RecallAtK has %d values, want %d", len(o.RecallAtK), nk)
+	}
+	if o.HasRetrieval {
+		for _, v := range o.PrecisionAtK {
+			if !(v >= 0 && v <= 1) {
+				return invalidf("PrecisionAtK value %v not in [0,1]", v)
+			}
+		}
+	}
+	if o.HasRecallAtK {
+		for _, v := range o.RecallAtK {
+			if !(v >= 0 && v <= 1) {
+				return invalidf("RecallAtK value %v not in [0,1]", v)
+			}
+		}
+	}
+	for _, v := range o.DeltaSRetrieved {
+		if math.IsNaN(v) {
+			return invalidf("DeltaSRetrieved is NaN")
+		}
+	}
+	if o.HasDeltaSCited && math.IsNaN(o.DeltaSCited) {
+		return invalidf("DeltaSCited is NaN")
+	}
+	if o.HasAnchorDistance && o.AnchorDistance < 0 {
+		return invalidf("AnchorDistance %d < 0", o.AnchorDistance)
+	}
+	if o.Triage < -1 || o.Triage >= len(TriageLabels) {
+		return invalidf("Triage %d out of range", o.Triage)
+	}
+	if o.Lambda.State > LambdaOther {
+		return invalidf("Lambda.State %d out of range", o.Lambda.State)
+	}
+	return nil
+}

@@ -1,0 +1,350 @@
+package window
+
+import (
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/DataDog/sketches-go/ddsketch"
+	"github.com/DataDog/sketches-go/ddsketch/store"
+)
+
+// Value is one metric of one window.
+//
+// Valid=false is the "—" of SPEC §4: no value (gates: inconclusive). Samples
+// is the size of the denominator: observations for proportions and means,
+// values for quantiles, complete groups for λ, pairs for agreement, kappa
+// and abstain_rate. Num and Den are the counts for Proportion metrics (so
+// that gates can compute Wilson and Newcombe intervals), the sum and count
+// for Mean and Distance metrics, and 0 for Quantile and Kappa.
+type Value struct {
+	Value   float64
+	Valid   bool
+	Samples int64
+	Num     float64
+	Den     float64
+}
+
+// Snapshot is every metric of MetricNames(Ks) for one arm, window and
+// content type ("" = all types of the arm).
+type Snapshot struct {
+	Arm, Window, Type string
+	Metrics           map[string]Value
+}
+
+// agg is the sum of the cells of a window.
+type agg struct {
+	cnt       []int64
+	sums      []float64
+	cited     dist
+	ret       dist
+	lamIdx    map[uint64]int32
+	lam       []lamSum
+	wantLam   bool
+	wantDists bool
+}
+
+func (g *agg) add(c *cell) {
+	for i, v := range c.cnt {
+		g.cnt[i] += v
+	}
+	for i, v := range c.sums {
+		g.sums[i] += v
+	}
+	if g.wantDists {
+		g.cited.merge(&c.cited)
+		g.ret.merge(&c.ret)
+	}
+	if !g.wantLam {
+		return
+	}
+	for j := range c.lam {
+		x := &c.lam[j]
+		k, ok := g.lamIdx[x.qid]
+		if !ok {
+			k = int32(len(g.lam))
+			g.lam = append(g.lam, lamSum{qid: x.qid})
+			g.lamIdx[x.qid] = k
+		}
+		g.lam[k].merge(x)
+	}
+}
+
+// find resolves an arm and a window name to the arm and ring index.
+func (w *Windows) find(armName, window string) (*arm, int, bool) {
+	a, ok := w.lookupArm(armName)
+	if !ok {
+		return nil, 0, false
+	}
+	for i, s := range w.specs {
+		if s.Name == window {
+			return a, i, true
+		}
+	}
+	return nil, 0, false
+}
+
+// collect sums the cells of ring ri of a that lie in the window at now, for
+// content type contentType ("" = all). False when the type is unknown.
+func (w *Windows) collect(a *arm, ri int, contentType string, now time.Time, g *agg) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ti := -1
+	if contentType != "" {
+		i, ok := a.typeIdx[contentType]
+		if !ok {
+			return false
+		}
+		ti = i
+	}
+	r := &a.rings[ri]
+	cur := floorDiv(now.UnixNano(), r.res)
+	lo := cur - r.n + 1
+	if g.wantLam {
+		// size the merge map for the largest cell once, instead of growing it
+		hint := 0
+		for i := range r.slots {
+			s := &r.slots[i]
+			if s.epoch < lo || s.epoch > cur {
+				continue
+			}
+			n := 0
+			for j, c := range s.cells {
+				if c != nil && (ti < 0 || j == ti) {
+					n += len(c.lam)
+				}
+			}
+			hint = max(hint, n)
+		}
+		g.lamIdx = make(map[uint64]int32, hint)
+		g.lam = make([]lamSum, 0, hint)
+	}
+	for i := range r.slots {
+		s := &r.slots[i]
+		if s.epoch < lo || s.epoch > cur {
+			continue
+		}
+		for j, c := range s.cells {
+			if c != nil && (ti < 0 || j == ti) {
+				g.add(c)
+			}
+		}
+	}
+	return true
+}
+
+func (w *Windows) newAgg(wantLam, wantDists bool) *agg {
+	g := &agg{
+		cnt:       make([]int64, w.layout.nCnt),
+		sums:      make([]float64, w.layout.nSums),
+		wantLam:   wantLam,
+		wantDists: wantDists,
+	}
+	return g
+}
+
+// Snapshot computes every metric of arm over window at now, for one
+// content type or, with contentType "", all types of the arm. False when
+// the arm, window or type is unknown. Cost: O(buckets × qids), under the
+// arm's lock for the summing only.
+func (w *Windows) Snapshot(armName, window, contentType string, now time.Time) (Snapshot, bool) {
+	a, ri, ok := w.find(armName, window)
+	if !ok {
+		return Snapshot{}, false
+	}
+	g := w.newAgg(true, true)
+	if !w.collect(a, ri, contentType, now, g) {
+		return Snapshot{}, false
+	}
+	if armName == "" {
+		armName = DefaultArm
+	}
+	return Snapshot{Arm: armName, Window: window, Type: contentType, Metrics: w.metrics(g)}, true
+}
+
+// DeltaS returns a merged copy of the ΔS-cited sketch of arm over window at
+// now (contentType "" = all types), for rank tests on its bins; nil when
+// the arm, window or type is unknown. Values below MinDeltaS are in its zero
+// count. All sketches share one index mapping, so they can be merged and
+// compared bin by bin.
+func (w *Windows) DeltaS(armName, window, contentType string, now time.Time) *ddsketch.DDSketch {
+	a, ri, ok := w.find(armName, window)
+	if !ok {
+		return nil
+	}
+	g := w.newAgg(false, true)
+	if !w.collect(a, ri, contentType, now, g) {
+		return nil
+	}
+	return g.cited.sketch()
+}
+
+// sketch returns d as a DDSketch that owns d's store.
+func (d *dist) sketch() *ddsketch.DDSketch {
+	st := d.st
+	if st == nil {
+		st = store.NewDenseStore()
+	}
+	sk := ddsketch.NewDDSketch(sketchMapping, st, store.NewDenseStore())
+	if d.zero > 0 {
+		_ = sk.AddWithCount(0, d.zero)
+	}
+	return sk
+}
+
+// quantiles returns the median and p90 of d, linearly interpolated between
+// order statistics as numpy does (and the offline commands): each order
+// statistic comes from the sketch, within RelativeAccuracy and clamped to
+// d's exact range, so their interpolation is within RelativeAccuracy of the
+// exact percentile, whatever the number of values.
+func (d *dist) quantiles() (median, p90 float64) {
+	return d.quantile(0.5), d.quantile(0.9)
+}
+
+func (d *dist) quantile(q float64) float64 {
+	pos := float64(q * float64(d.n-1))
+	lo := math.Floor(pos)
+	frac := pos - lo
+	v := d.orderStat(lo)
+	if frac == 0 || lo+1 >= float64(d.n) {
+		return v
+	}
+	return v + float64((d.orderStat(lo+1)-v)*frac)
+}
+
+// orderStat estimates the i-th smallest value (0-based) of d, d.n > i.
+func (d *dist) orderStat(i float64) float64 {
+	if i < d.zero || d.st == nil {
+		return 0
+	}
+	v := sketchMapping.Value(d.st.KeyAtRank(i - d.zero))
+	return max(d.min, min(v, d.max))
+}
+
+func proportion(num, den int64, empty float64, emptyValid bool) Value {
+	if den == 0 {
+		return Value{Value: empty, Valid: emptyValid}
+	}
+	return Value{Value: float64(num) / float64(den), Valid: true, Samples: den, Num: float64(num), Den: float64(den)}
+}
+
+func mean(sum float64, n int64) Value {
+	if n == 0 {
+		return Value{}
+	}
+	return Value{Value: sum / float64(n), Valid: true, Samples: n, Num: sum, Den: float64(n)}
+}
+
+// metrics turns the window's sums into the metrics of SPEC §4.
+func (w *Windows) metrics(g *agg) map[string]Value {
+	l := &w.layout
+	c := g.cnt
+	m := make(map[string]Value, 24+3*len(w.ks))
+	m["precision"] = proportion(c[cPrecNum], c[cShip], 1, true)
+	m["chr"] = proportion(c[cChrNum], c[cShip], 1, true)
+	m["under_refusal"] = proportion(c[cShipUnans], c[cUnans], 0, true)
+	m["over_refusal"] = proportion(c[cRefAnsw], c[cAnsw], 0, true)
+	for i, k := range w.ks {
+		s := strconv.Itoa(k)
+		m["recall_at_"+s] = proportion(c[l.recall+i], c[cRetA], 0, true)
+		m["mean_precision_at_"+s] = mean(g.sums[l.sumP+i], c[cRetN])
+		m["mean_recall_at_"+s] = mean(g.sums[l.sumR+i], c[cRecN])
+	}
+	m["coverage"] = proportion(c[cCovered], c[cCovElig], 0, false)
+	m["citation_accuracy"] = proportion(c[cAccurate], c[cAccElig], 0, false)
+	m["anchor_proximity"] = mean(float64(c[cAnchorSum]), c[cAnchorN])
+
+	quant := func(d *dist, medName, p90Name string) {
+		if d.n == 0 {
+			m[medName], m[p90Name] = Value{}, Value{}
+			return
+		}
+		med, p90 := d.quantiles()
+		m[medName] = Value{Value: med, Valid: true, Samples: d.n}
+		m[p90Name] = Value{Value: p90, Valid: true, Samples: d.n}
+	}
+	quant(&g.cited, "delta_s_median", "delta_s_p90")
+	quant(&g.ret, "delta_s_retrieved_median", "delta_s_retrieved_p90")
+
+	var complete, conv, flips int64
+	for i := range g.lam {
+		ok, cv, fl := g.lam[i].eval(w.minRuns)
+		if !ok {
+			continue
+		}
+		complete++
+		if cv {
+			conv++
+		}
+		if fl {
+			flips++
+		}
+	}
+	m["lambda_convergence"] = proportion(conv, complete, 0, false)
+	m["lambda_flip_rate"] = proportion(flips, complete, 0, false)
+
+	var cm [4][4]int64
+	for i := range cm {
+		copy(cm[i][:], c[cPairs+i*nLabels:])
+	}
+	ag := Agreement(cm)
+	if ag.N == 0 {
+		m["agreement"], m["kappa"], m["abstain_rate"] = Value{}, Value{}, Value{}
+	} else {
+		m["agreement"] = Value{Value: ag.PercentAgreement, Valid: true, Samples: ag.N, Num: float64(ag.Diagonal), Den: float64(ag.N)}
+		m["kappa"] = Value{Value: ag.Kappa, Valid: true, Samples: ag.N}
+		m["abstain_rate"] = Value{Value: ag.AbstainRate, Valid: true, Samples: ag.N, Num: float64(ag.ScholarAbstain), Den: float64(ag.N)}
+	}
+
+	for j, label := range TriageLabels {
+		m["triage_"+label] = proportion(c[l.triage+j], c[cTriageN], 0, false)
+	}
+	return m
+}
+
+// AgreementStats is the seed 003 summary of a confusion matrix.
+type AgreementStats struct {
+	N                int64 // pairs with both labels in JudgementLabels
+	Diagonal         int64 // pairs where the labels agree
+	ScholarAbstain   int64 // Scholar's ABSTAIN row sum
+	PercentAgreement float64
+	Kappa            float64
+	AbstainRate      float64
+}
+
+// Agreement computes percent agreement, Cohen's κ and the abstain rate of a
+// 4×4 confusion matrix (Scholar label major, JudgementLabels order) with the
+// arithmetic of seed 003's confusion_and_kappa, operation for operation
+// (Python 3.11 left-to-right sum; products are rounded before adding, never
+// fused). All zero when N is 0.
+func Agreement(m [4][4]int64) AgreementStats {
+	var st AgreementStats
+	var rs, cs [nLabels]int64
+	for i := 0; i < nLabels; i++ {
+		for j := 0; j < nLabels; j++ {
+			v := m[i][j]
+			st.N += v
+			rs[i] += v
+			cs[j] += v
+		}
+		st.Diagonal += m[i][i]
+	}
+	if st.N == 0 {
+		return st
+	}
+	n := float64(st.N)
+	po := float64(st.Diagonal) / n
+	pe := 0.0
+	for i := 0; i < nLabels; i++ {
+		pe += float64((float64(rs[i]) / n) * (float64(cs[i]) / n))
+	}
+	kappa := 0.0
+	if 1-pe > 1e-12 {
+		kappa = (po - pe) / (1 - pe)
+	}
+	st.ScholarAbstain = rs[3]
+	st.PercentAgreement = po
+	st.Kappa = kappa
+	st.AbstainRate = float64(rs[3]) / n
+	return st
+}

@@ -1,0 +1,562 @@
+package window
+
+import (
+	"fmt"
+	"hash/maphash"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/DataDog/sketches-go/ddsketch/mapping"
+)
+
+// Labels used when a field is empty or a cardinality cap is reached.
+const (
+	DefaultArm  = "live"   // arm of an Observation with Arm ""
+	DefaultType = "prose"  // content type of an Observation with Type ""
+	Other       = "_other" // arms and types beyond MaxArms / MaxTypes
+)
+
+// Defaults applied by New to zero Config fields.
+const (
+	DefaultLambdaMinRuns = 3
+	DefaultMaxLateness   = time.Minute
+	DefaultMaxArms       = 32
+	DefaultMaxTypes      = 16
+)
+
+// DefaultKs are the default cut-offs of SPEC §3.
+var DefaultKs = []int{1, 3, 5, 10}
+
+// DefaultWindows are the default windows of SPEC §4.
+var DefaultWindows = []Spec{
+	{Name: "5m", Length: 5 * time.Minute, Resolution: 10 * time.Second},
+	{Name: "1h", Length: time.Hour, Resolution: time.Minute},
+}
+
+// RelativeAccuracy of the ΔS sketches.
+const RelativeAccuracy = 0.01
+
+// MinDeltaS: ΔS values below it are counted as 0 (an absolute error of at
+// most MinDeltaS), which bounds a sketch to about 1000 bins.
+const MinDeltaS = 1e-9
+
+// Spec is one sliding window: Length of event time in buckets of
+// Resolution.
+type Spec struct {
+	Name       string // "" = derived from Length: "5m", "1h"
+	Length     time.Duration
+	Resolution time.Duration
+}
+
+// Config configures Windows. Zero fields take the defaults above.
+type Config struct {
+	Windows       []Spec
+	Ks            []int // at most 32, positive, distinct
+	LambdaMinRuns int
+	MaxLateness   time.Duration
+	// Cardinality caps: the first MaxArms arms (MaxTypes content types of an
+	// arm) are kept; later ones are folded into Other and counted.
+	MaxArms, MaxTypes int
+}
+
+// Windows keeps the sliding windows of every arm. Safe for concurrent use.
+type Windows struct {
+	specs    []Spec
+	ks       []int
+	minRuns  int
+	maxLate  int64 // ns
+	maxArms  int
+	maxTypes int
+	layout   layout
+
+	mu          sync.Mutex // serialises arm creation
+	arms        atomic.Pointer[armTable]
+	foldedArms  atomic.Uint64
+	foldedTypes atomic.Uint64
+}
+
+// armTable is replaced, never modified, so Add reads it without a lock.
+type armTable struct {
+	byName map[string]*arm
+	names  []string // sorted
+}
+
+// arm holds the rings of one arm; mu guards everything in it.
+type arm struct {
+	mu        sync.Mutex
+	watermark int64 // highest accepted event time, capped at now; ns
+	hasWM     bool
+	typeIdx   map[string]int
+	typeNames []string
+	rings     []ring
+	ds        [dsScratch]int // sketch indexes of one observation
+}
+
+const dsScratch = 64
+
+// ring is the circular buffer of buckets of one window.
+type ring struct {
+	res   int64 // ns
+	n     int64 // buckets in the window
+	slots []slot
+}
+
+// slot is one bucket: cells by type index.
+type slot struct {
+	epoch int64 // bucket number (time / res); math.MinInt64 when never used
+	cells []*cell
+}
+
+// New validates cfg, applies defaults and returns empty Windows.
+func New(cfg Config) (*Windows, error) {
+	w := &Windows{
+		specs:    slices.Clone(cfg.Windows),
+		ks:       slices.Clone(cfg.Ks),
+		minRuns:  cfg.LambdaMinRuns,
+		maxLate:  int64(cfg.MaxLateness),
+		maxArms:  cfg.MaxArms,
+		maxTypes: cfg.MaxTypes,
+	}
+	if len(w.specs) == 0 {
+		w.specs = slices.Clone(DefaultWindows)
+	}
+	if w.ks == nil {
+		w.ks = slices.Clone(DefaultKs)
+	}
+	switch {
+	case w.minRuns < 0:
+		return nil, fmt.Errorf("window: LambdaMinRuns %d < 0", w.minRuns)
+	case w.minRuns == 0:
+		w.minRuns = DefaultLambdaMinRuns
+	}
+	switch {
+	case w.maxLate < 0:
+		return nil, fmt.Errorf("window: MaxLateness %v < 0", cfg.MaxLateness)
+	case w.maxLate == 0:
+		w.maxLate = int64(DefaultMaxLateness)
+	}
+	switch {
+	case w.maxArms < 0:
+		return nil, fmt.Errorf("window: MaxArms %d < 0", w.maxArms)
+	case w.maxArms == 0:
+		w.maxArms = DefaultMaxArms
+	}
+	switch {
+	case w.maxTypes < 0:
+		return nil, fmt.Errorf("window: MaxTypes %d < 0", w.maxTypes)
+	case w.maxTypes == 0:
+		w.maxTypes = DefaultMaxTypes
+	}
+	if len(w.specs) > 64 {
+		return nil, fmt.Errorf("window: %d windows, want at most 64", len(w.specs))
+	}
+	if len(w.ks) == 0 || len(w.ks) > 32 {
+		return nil, fmt.Errorf("window: %d cut-offs k, want 1 to 32", len(w.ks))
+	}
+	for i, k := range w.ks {
+		if k <= 0 {
+			return nil, fmt.Errorf("window: cut-off k=%d, want > 0", k)
+		}
+		if slices.Contains(w.ks[:i], k) {
+			return nil, fmt.Errorf("window: cut-off k=%d given twice", k)
+		}
+	}
+	for i := range w.specs {
+		s := &w.specs[i]
+		if s.Length <= 0 || s.Resolution <= 0 {
+			return nil, fmt.Errorf("window %d: length %v and resolution %v must be > 0", i, s.Length, s.Resolution)
+		}
+		if s.Length%s.Resolution != 0 {
+			return nil, fmt.Errorf("window %d: length %v is not a multiple of resolution %v", i, s.Length, s.Resolution)
+		}
+		if n := s.Length / s.Resolution; n > 1<<16 {
+			return nil, fmt.Errorf("window %d: %d buckets, want at most 65536", i, n)
+		}
+		if s.Name == "" {
+			s.Name = DurationName(s.Length)
+		}
+		for _, o := range w.specs[:i] {
+			if o.Name == s.Name {
+				return nil, fmt.Errorf("window %q given twice", s.Name)
+			}
+		}
+	}
+	w.layout = newLayout(len(w.ks))
+	w.arms.Store(&armTable{byName: map[string]*arm{}})
+	return w, nil
+}
+
+// DurationName is the short name of a window length: "5m", "1h", "90s".
+func DurationName(d time.Duration) string {
+	switch {
+	case d%time.Hour == 0:
+		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
+	case d%time.Minute == 0:
+		return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
+	case d%time.Second == 0:
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	}
+	return d.String()
+}
+
+// Specs returns the windows in force (defaults applied).
+func (w *Windows) Specs() []Spec { return slices.Clone(w.specs) }
+
+// Ks returns the cut-offs in force.
+func (w *Windows) Ks() []int { return slices.Clone(w.ks) }
+
+// newArm allocates the rings of an arm. A ring holds the window's buckets,
+// the future buckets MaxLateness may reach, and two spare ones so that a
+// caller whose now lags another's by a bucket still finds its window intact.
+func (w *Windows) newArm() *arm {
+	a := &arm{typeIdx: map[string]int{}}
+	a.rings = make([]ring, len(w.specs))
+	for i, s := range w.specs {
+		res := int64(s.Resolution)
+		n := int64(s.Length / s.Resolution)
+		size := n + (w.maxLate+res-1)/res + 2
+		r := &a.rings[i]
+		r.res, r.n = res, n
+		r.slots = make([]slot, size)
+		for j := range r.slots {
+			r.slots[j].epoch = math.MinInt64
+		}
+	}
+	return a
+}
+
+// getArm returns the arm called name, creating it or folding it into Other.
+func (w *Windows) getArm(name string) *arm {
+	if name == "" {
+		name = DefaultArm
+	}
+	if a, ok := w.arms.Load().byName[name]; ok {
+		return a
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := w.arms.Load()
+	if a, ok := t.byName[name]; ok {
+		return a
+	}
+	if len(t.byName) >= w.maxArms && name != Other {
+		w.foldedArms.Add(1)
+		if a, ok := t.byName[Other]; ok {
+			return a
+		}
+		name = Other
+	}
+	nt := &armTable{byName: make(map[string]*arm, len(t.byName)+1)}
+	for k, v := range t.byName {
+		nt.byName[k] = v
+	}
+	a := w.newArm()
+	nt.byName[name] = a
+	nt.names = append(slices.Clone(t.names), name)
+	slices.Sort(nt.names)
+	w.arms.Store(nt)
+	return a
+}
+
+// lookupArm returns an existing arm; "" is DefaultArm.
+func (w *Windows) lookupArm(name string) (*arm, bool) {
+	if name == "" {
+		name = DefaultArm
+	}
+	a, ok := w.arms.Load().byName[name]
+	return a, ok
+}
+
+// typeIndex returns the index of content type name in a, creating it or
+// folding it into Other. a.mu is held.
+func (w *Windows) typeIndex(a *arm, name string) int {
+	if name == "" {
+		name = DefaultType
+	}
+	if i, ok := a.typeIdx[name]; ok {
+		return i
+	}
+	n := len(a.typeNames)
+	if _, ok := a.typeIdx[Other]; ok {
+		n-- // Other does not count against the cap
+	}
+	if n >= w.maxTypes && name != Other {
+		w.foldedTypes.Add(1)
+		if i, ok := a.typeIdx[Other]; ok {
+			return i
+		}
+		name = Other
+	}
+	i := len(a.typeNames)
+	a.typeIdx[name] = i
+	a.typeNames = append(a.typeNames, name)
+	return i
+}
+
+// floorDiv is ⌊a/b⌋ for b > 0.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+// accept decides which rings take an event at t (ns) seen at now (ns): a
+// bit per ring whose window at now, or a later one, holds t's bucket.
+func (w *Windows) accept(t, now int64) (mask uint64, err error) {
+	if t > now && t-now > w.maxLate {
+		return 0, ErrFuture
+	}
+	for i, s := range w.specs {
+		res := int64(s.Resolution)
+		if floorDiv(t, res) > floorDiv(now, res)-int64(s.Length/s.Resolution) {
+			mask |= 1 << i
+		}
+	}
+	if mask == 0 {
+		return 0, ErrLate
+	}
+	return mask, nil
+}
+
+// admit applies the watermark rule under a.mu: an event more than
+// MaxLateness behind the highest accepted event time is late.
+func (w *Windows) admit(a *arm, t int64) bool {
+	return !a.hasWM || t >= a.watermark || a.watermark-t <= w.maxLate
+}
+
+// advance moves the watermark after an event was recorded; event times
+// ahead of now count as now, so one skewed producer cannot make everybody
+// else late.
+func (a *arm) advance(t, now int64) {
+	t = min(t, now)
+	if !a.hasWM || t > a.watermark {
+		a.watermark, a.hasWM = t, true
+	}
+}
+
+// cellFor returns the cell of type ti in the bucket of t of ring r, rotating
+// the slot if it holds an older bucket; nil when it holds a newer one.
+func (w *Windows) cellFor(r *ring, t int64, ti int) *cell {
+	b := floorDiv(t, r.res)
+	s := &r.slots[int(b-floorDiv(b, int64(len(r.slots)))*int64(len(r.slots)))]
+	if s.epoch != b {
+		if s.epoch > b {
+			return nil
+		}
+		for _, c := range s.cells {
+			if c != nil {
+				c.reset()
+			}
+		}
+		s.epoch = b
+	}
+	for ti >= len(s.cells) {
+		s.cells = append(s.cells, nil)
+	}
+	c := s.cells[ti]
+	if c == nil {
+		c = newCell(&w.layout)
+		s.cells[ti] = c
+	}
+	return c
+}
+
+func eventTime(t, now time.Time) int64 {
+	if t.IsZero() {
+		return now.UnixNano()
+	}
+	return t.UnixNano()
+}
+
+// Add records one observation. It returns ErrLate or ErrFuture when the
+// event is dropped by the lateness rules, an error wrapping ErrInvalid when
+// o breaks its contract, and nil when o was recorded.
+func (w *Windows) Add(o *Observation, now time.Time) error {
+	if err := validate(o, len(w.ks)); err != nil {
+		return err
+	}
+	nowNS := now.UnixNano()
+	t := eventTime(o.Time, now)
+	mask, err := w.accept(t, nowNS)
+	if err != nil {
+		return err
+	}
+	a := w.getArm(o.Arm)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !w.admit(a, t) {
+		return ErrLate
+	}
+	ti := w.typeIndex(a, o.Type)
+	idx := a.sketchIndexes(w, o)
+	qh := qidHash(o.QID)
+	recorded := false
+	for i := range a.rings {
+		if mask&(1<<i) == 0 {
+			continue
+		}
+		c := w.cellFor(&a.rings[i], t, ti)
+		if c == nil {
+			continue
+		}
+		c.add(&w.layout, o, qh, idx)
+		recorded = true
+	}
+	if !recorded {
+		return ErrLate
+	}
+	a.advance(t, nowNS)
+	return nil
+}
+
+// AddPair records one judgement pair; an unknown label is an error wrapping
+// ErrInvalid (the seed's scorer skips such rows: they never count in n).
+func (w *Windows) AddPair(p *PairObservation, now time.Time) error {
+	s, au := labelIndex(p.Scholar), labelIndex(p.Auditor)
+	if s < 0 || au < 0 {
+		return invalidf("judgement labels %q/%q: want one of %v", p.Scholar, p.Auditor, JudgementLabels)
+	}
+	nowNS := now.UnixNano()
+	t := eventTime(p.Time, now)
+	mask, err := w.accept(t, nowNS)
+	if err != nil {
+		return err
+	}
+	a := w.getArm(p.Arm)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !w.admit(a, t) {
+		return ErrLate
+	}
+	ti := w.typeIndex(a, p.Type)
+	recorded := false
+	for i := range a.rings {
+		if mask&(1<<i) == 0 {
+			continue
+		}
+		c := w.cellFor(&a.rings[i], t, ti)
+		if c == nil {
+			continue
+		}
+		c.cnt[cPairs+s*nLabels+au]++
+		recorded = true
+	}
+	if !recorded {
+		return ErrLate
+	}
+	a.advance(t, nowNS)
+	return nil
+}
+
+// sketchIndexes maps the ΔS values of o to sketch indexes once for all
+// rings: idx[0] is ΔS cited (when counted), then the retrieved ones. An
+// index of zeroIndex means the value counts as 0. nil when there are more
+// values than the scratch space (the cells then map them themselves).
+func (a *arm) sketchIndexes(w *Windows, o *Observation) []int {
+	if len(o.DeltaSRetrieved)+1 > len(a.ds) {
+		return nil
+	}
+	idx := a.ds[:len(o.DeltaSRetrieved)+1]
+	if citedCounted(o) {
+		idx[0] = mapIndex(o.DeltaSCited)
+	}
+	for i, v := range o.DeltaSRetrieved {
+		idx[i+1] = mapIndex(v)
+	}
+	return idx
+}
+
+// zeroIndex marks a ΔS counted as 0.
+const zeroIndex = math.MinInt
+
+// sketchMapping is the index mapping of every ΔS sketch.
+var sketchMapping = func() *mapping.LogarithmicMapping {
+	m, err := mapping.NewLogarithmicMapping(RelativeAccuracy)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}()
+
+// mapIndex maps a ΔS value, clamped to [0,1], to its sketch bin.
+func mapIndex(v float64) int {
+	if v < MinDeltaS {
+		return zeroIndex
+	}
+	return sketchMapping.Index(min(v, 1))
+}
+
+// qidSeed keys the λ summaries: a qid is known by its 64-bit hash, which
+// saves hashing the string once per window and keeps no reference to the
+// caller's string. Two qids of one bucket collide with probability about
+// qids²/2⁶⁵ (3·10⁻¹⁰ for 10⁵ qids); the seed is random per process.
+var qidSeed = maphash.MakeSeed()
+
+func qidHash(qid string) uint64 { return maphash.String(qidSeed, qid) }
+
+// citedCounted: ΔS cited counts for shipped answers only.
+func citedCounted(o *Observation) bool {
+	return o.HasDeltaSCited && o.HasAnswer && o.Shipped
+}
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+}
+
+// Arms lists the arms seen, sorted (Other included when something was
+// folded into it).
+func (w *Windows) Arms() []string {
+	return slices.Clone(w.arms.Load().names)
+}
+
+// Types lists the content types seen in arm, sorted.
+func (w *Windows) Types(arm string) []string {
+	a, ok := w.lookupArm(arm)
+	if !ok {
+		return nil
+	}
+	a.mu.Lock()
+	names := slices.Clone(a.typeNames)
+	a.mu.Unlock()
+	slices.Sort(names)
+	return names
+}
+
+// Stats describes the memory held and what was folded.
+type Stats struct {
+	Arms          int
+	Buckets       int    // slots over all rings and arms (fixed per arm)
+	Cells         int    // allocated (bucket, type) cells
+	LambdaEntries int    // λ summaries held: distinct qids per bucket and type
+	FoldedArms    uint64 // events folded into arm Other
+	FoldedTypes   uint64 // events folded into type Other
+}
+
+// Stats returns the current Stats.
+func (w *Windows) Stats() Stats {
+	st := Stats{FoldedArms: w.foldedArms.Load(), FoldedTypes: w.foldedTypes.Load()}
+	for _, a := range w.arms.Load().byName {
+		st.Arms++
+		a.mu.Lock()
+		for i := range a.rings {
+			r := &a.rings[i]
+			st.Buckets += len(r.slots)
+			for j := range r.slots {
+				for _, c := range r.slots[j].cells {
+					if c != nil {
+						st.Cells++
+						st.LambdaEntries += len(c.lam)
+					}
+				}
+			}
+		}
+		a.mu.Unlock()
+	}
+	return st
+}
