@@ -5,6 +5,7 @@
 package sidecar
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -62,20 +63,18 @@ func CitationHit(c Citations, gold, retrieved []string) bool {
 	if c.NotList {
 		return false
 	}
-	if !allIn(c.IDs, idSet(retrieved)) {
+	if !allIn(c.IDs, retrieved) {
 		return false
 	}
 	if len(gold) == 0 {
 		return len(c.IDs) == 0
 	}
-	g := idSet(gold)
-	for _, id := range c.IDs {
-		if _, ok := g[id]; ok {
-			return true
-		}
-	}
-	return false
+	return anyIn(c.IDs, gold)
 }
+
+// smallSet is the list length up to which a linear scan beats building a
+// map; retrieval lists are short, so the checks normally allocate nothing.
+const smallSet = 32
 
 // idSet returns the distinct ids of ids.
 func idSet(ids []string) map[string]struct{} {
@@ -87,11 +86,67 @@ func idSet(ids []string) map[string]struct{} {
 }
 
 // allIn reports whether every id of ids is in set (true for no ids).
-func allIn(ids []string, set map[string]struct{}) bool {
+func allIn(ids, set []string) bool {
+	if len(set) > smallSet && len(ids) > 1 {
+		m := idSet(set)
+		for _, id := range ids {
+			if _, ok := m[id]; !ok {
+				return false
+			}
+		}
+		return true
+	}
 	for _, id := range ids {
-		if _, ok := set[id]; !ok {
+		if !slices.Contains(set, id) {
 			return false
 		}
 	}
 	return true
+}
+
+// anyIn reports whether some id of ids is in set.
+func anyIn(ids, set []string) bool {
+	if len(set) > smallSet && len(ids) > 1 {
+		m := idSet(set)
+		for _, id := range ids {
+			if _, ok := m[id]; ok {
+				return true
+			}
+		}
+		return false
+	}
+	for _, id := range ids {
+		if slices.Contains(set, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// distinctCount is |set(ids)|.
+func distinctCount(ids []string) int {
+	if len(ids) > smallSet {
+		return len(idSet(ids))
+	}
+	n := 0
+	for i, id := range ids {
+		if !slices.Contains(ids[:i], id) {
+			n++
+		}
+	}
+	return n
+}
+
+// intersectCount is |set(a) ∩ set(b)|.
+func intersectCount(a, b []string) int {
+	if len(a) > smallSet || len(b) > smallSet {
+		return countIn(idSet(a), idSet(b))
+	}
+	n := 0
+	for i, id := range a {
+		if !slices.Contains(a[:i], id) && slices.Contains(b, id) {
+			n++
+		}
+	}
+	return n
 }

@@ -19,26 +19,26 @@ func TopK(ids []string, k int) []string {
 // RecallStrict reports whether every gold id is among the first k retrieved
 // ids; vacuously true for no gold ids, as in the reference.
 func RecallStrict(gold, retrieved []string, k int) bool {
-	return allIn(gold, idSet(TopK(retrieved, k)))
+	return allIn(gold, TopK(retrieved, k))
 }
 
 // PrecisionAtK is |G ∩ R_k| / |R_k| over distinct ids, 0 when R_k is empty.
 func PrecisionAtK(gold, retrieved []string, k int) float64 {
-	rk := idSet(TopK(retrieved, k))
+	rk := TopK(retrieved, k)
 	if len(rk) == 0 {
 		return 0
 	}
-	return float64(countIn(idSet(gold), rk)) / float64(len(rk))
+	return float64(intersectCount(gold, rk)) / float64(distinctCount(rk))
 }
 
 // RecallAtK is |G ∩ R_k| / |G| over distinct ids; ok is false when G is
 // empty, since such items are left out of R@k.
 func RecallAtK(gold, retrieved []string, k int) (value float64, ok bool) {
-	g := idSet(gold)
-	if len(g) == 0 {
+	g := distinctCount(gold)
+	if g == 0 {
 		return 0, false
 	}
-	return float64(countIn(g, idSet(TopK(retrieved, k)))) / float64(len(g)), true
+	return float64(intersectCount(gold, TopK(retrieved, k))) / float64(g), true
 }
 
 // countIn returns |a ∩ b|.

@@ -61,9 +61,9 @@ func Triage(query, answer string, ids, texts []string) TriageResult {
 			}
 		}
 	}
-	ev := strings.Join(texts, "\n\n")
-	evContainsAnswer := anyPhraseInEvidence(answer, ev)
-	qAlign := anyQueryTokenInEvidence(query, ev)
+	evLow := pycompat.Lower(strings.Join(texts, "\n\n"))
+	evContainsAnswer := anyPhraseInLoweredEvidence(answer, evLow)
+	qAlign := anyQueryTokenInLoweredEvidence(query, evLow)
 
 	res := TriageResult{Citations: cits}
 	switch {
@@ -221,7 +221,10 @@ func isASCIIAlnum(c byte) bool {
 // anyPhraseInEvidence: some answer phrase of at least 5 code points occurs,
 // lower-cased, in the lower-cased evidence.
 func anyPhraseInEvidence(ans, ev string) bool {
-	evLow := pycompat.Lower(ev)
+	return anyPhraseInLoweredEvidence(ans, pycompat.Lower(ev))
+}
+
+func anyPhraseInLoweredEvidence(ans, evLow string) bool {
 	for _, p := range phrases(ans) {
 		if utf8.RuneCountInString(p) >= 5 && strings.Contains(evLow, pycompat.Lower(p)) {
 			return true
@@ -233,6 +236,10 @@ func anyPhraseInEvidence(ans, ev string) bool {
 // anyQueryTokenInEvidence: some token of the lower-cased query (re.split on
 // \W+, at least 3 code points) is also a token of the lower-cased evidence.
 func anyQueryTokenInEvidence(q, ev string) bool {
+	return anyQueryTokenInLoweredEvidence(q, pycompat.Lower(ev))
+}
+
+func anyQueryTokenInLoweredEvidence(q, evLow string) bool {
 	qtok := map[string]struct{}{}
 	words(pycompat.Lower(q), func(w string) {
 		if utf8.RuneCountInString(w) >= 3 {
@@ -243,7 +250,7 @@ func anyQueryTokenInEvidence(q, ev string) bool {
 		return false
 	}
 	found := false
-	words(pycompat.Lower(ev), func(w string) {
+	words(evLow, func(w string) {
 		if _, ok := qtok[w]; ok {
 			found = true
 		}

@@ -55,9 +55,9 @@ func newLayout(nk int) layout {
 type cell struct {
 	cnt    []int64
 	sums   []float64
-	cited  dist             // ΔS cited of shipped answers
-	ret    dist             // ΔS of retrieved items
-	lamIdx map[uint64]int32 // by qidHash
+	cited  dist // ΔS cited of shipped answers
+	ret    dist // ΔS of retrieved items
+	lamIdx map[string]int32
 	lam    []lamSum
 }
 
@@ -65,7 +65,7 @@ func newCell(l *layout) *cell {
 	return &cell{
 		cnt:    make([]int64, l.nCnt),
 		sums:   make([]float64, l.nSums),
-		lamIdx: map[uint64]int32{},
+		lamIdx: map[string]int32{},
 	}
 }
 
@@ -79,10 +79,9 @@ func (c *cell) reset() {
 	c.lam = c.lam[:0]
 }
 
-// add records o, whose qid hashes to qh. idx holds the sketch indexes of
-// o's ΔS values (see arm.sketchIndexes), or is nil when the cell must map
-// them itself.
-func (c *cell) add(l *layout, o *Observation, qh uint64, idx []int) {
+// add records o. idx holds the sketch indexes of o's ΔS values (see
+// arm.sketchIndexes), or is nil when the cell must map them itself.
+func (c *cell) add(l *layout, o *Observation, idx []int) {
 	cnt := c.cnt
 	if o.HasAnswer {
 		if o.Answerable {
@@ -163,11 +162,11 @@ func (c *cell) add(l *layout, o *Observation, qh uint64, idx []int) {
 		}
 	}
 	if o.HasAnswer || o.Lambda.State != LambdaNone {
-		j, ok := c.lamIdx[qh]
+		j, ok := c.lamIdx[o.QID]
 		if !ok {
 			j = int32(len(c.lam))
-			c.lam = append(c.lam, lamSum{qid: qh})
-			c.lamIdx[qh] = j
+			c.lam = append(c.lam, lamSum{qid: o.QID})
+			c.lamIdx[o.QID] = j
 		}
 		c.lam[j].add(o.Lambda)
 	}
@@ -234,7 +233,7 @@ func (d *dist) merge(o *dist) {
 // lamSum is the mergeable summary of the runs of one qid: enough to apply
 // the rule of sidecar.LambdaGroup to the union of several summaries.
 type lamSum struct {
-	qid      uint64 // qidHash
+	qid      string
 	runs     int64
 	stated   int64 // runs with a λ state
 	notArrow int64 // stated runs whose state is not →

@@ -38,7 +38,7 @@ type agg struct {
 	sums      []float64
 	cited     dist
 	ret       dist
-	lamIdx    map[uint64]int32
+	lamIdx    map[string]int32
 	lam       []lamSum
 	wantLam   bool
 	wantDists bool
@@ -116,7 +116,7 @@ func (w *Windows) collect(a *arm, ri int, contentType string, now time.Time, g *
 			}
 			hint = max(hint, n)
 		}
-		g.lamIdx = make(map[uint64]int32, hint)
+		g.lamIdx = make(map[string]int32, hint)
 		g.lam = make([]lamSum, 0, hint)
 	}
 	for i := range r.slots {

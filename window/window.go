@@ -2,7 +2,6 @@ package window
 
 import (
 	"fmt"
-	"hash/maphash"
 	"math"
 	"slices"
 	"strconv"
@@ -41,7 +40,7 @@ var DefaultWindows = []Spec{
 const RelativeAccuracy = 0.01
 
 // MinDeltaS: ΔS values below it are counted as 0 (an absolute error of at
-// most MinDeltaS), which bounds a sketch to about 1000 bins.
+// most MinDeltaS), which bounds a sketch to about 1050 bins.
 const MinDeltaS = 1e-9
 
 // Spec is one sliding window: Length of event time in buckets of
@@ -395,7 +394,6 @@ func (w *Windows) Add(o *Observation, now time.Time) error {
 	}
 	ti := w.typeIndex(a, o.Type)
 	idx := a.sketchIndexes(w, o)
-	qh := qidHash(o.QID)
 	recorded := false
 	for i := range a.rings {
 		if mask&(1<<i) == 0 {
@@ -405,7 +403,7 @@ func (w *Windows) Add(o *Observation, now time.Time) error {
 		if c == nil {
 			continue
 		}
-		c.add(&w.layout, o, qh, idx)
+		c.add(&w.layout, o, idx)
 		recorded = true
 	}
 	if !recorded {
@@ -475,9 +473,11 @@ func (a *arm) sketchIndexes(w *Windows, o *Observation) []int {
 // zeroIndex marks a ΔS counted as 0.
 const zeroIndex = math.MinInt
 
-// sketchMapping is the index mapping of every ΔS sketch.
-var sketchMapping = func() *mapping.LogarithmicMapping {
-	m, err := mapping.NewLogarithmicMapping(RelativeAccuracy)
+// sketchMapping is the index mapping of every ΔS sketch: DDSketch's
+// cubically interpolated mapping, as accurate as the logarithmic one with a
+// few more bins, and several times cheaper to compute (no math.Log).
+var sketchMapping = func() *mapping.CubicallyInterpolatedMapping {
+	m, err := mapping.NewCubicallyInterpolatedMapping(RelativeAccuracy)
 	if err != nil {
 		panic(err)
 	}
@@ -491,14 +491,6 @@ func mapIndex(v float64) int {
 	}
 	return sketchMapping.Index(min(v, 1))
 }
-
-// qidSeed keys the λ summaries: a qid is known by its 64-bit hash, which
-// saves hashing the string once per window and keeps no reference to the
-// caller's string. Two qids of one bucket collide with probability about
-// qids²/2⁶⁵ (3·10⁻¹⁰ for 10⁵ qids); the seed is random per process.
-var qidSeed = maphash.MakeSeed()
-
-func qidHash(qid string) uint64 { return maphash.String(qidSeed, qid) }
 
 // citedCounted: ΔS cited counts for shipped answers only.
 func citedCounted(o *Observation) bool {

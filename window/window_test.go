@@ -350,15 +350,14 @@ func TestSliding(t *testing.T) {
 	w := newWindows(t, Config{})
 	mustAdd(t, w, answer("q", true, true, true, true), t0.Add(5*time.Second)) // Time zero: now
 	cases := []struct {
-		at           time.Duration
-		in5m, in1h   bool
-		wantPresence string
+		at         time.Duration
+		in5m, in1h bool
 	}{
-		{5 * time.Second, true, true, ""},
-		{4*time.Minute + 59*time.Second, true, true, ""},
-		{5 * time.Minute, false, true, ""}, // its 10 s bucket has left the 5m window
-		{59*time.Minute + 59*time.Second, false, true, ""},
-		{time.Hour, false, false, ""},
+		{5 * time.Second, true, true},
+		{4*time.Minute + 59*time.Second, true, true},
+		{5 * time.Minute, false, true}, // its 10 s bucket has left the 5m window
+		{59*time.Minute + 59*time.Second, false, true},
+		{time.Hour, false, false},
 	}
 	for _, c := range cases {
 		now := t0.Add(c.at)

@@ -1,5 +1,3 @@
-// Package offline holds the offline commands of shadoweval that must agree
-// byte for byte with the Python reference scorers of the seeds.
 package offline
 
 import (
@@ -31,7 +29,7 @@ const (
 // in the reference; an empty string means "not given".
 type AgreementOptions struct {
 	Pairs, Scholar, Auditor string
-	TSVPath                 string // disagreements TSV; DefaultTSVPath is the caller's default
+	TSVPath                 string // disagreements TSV; empty means DefaultTSVPath
 	PAGate                  float64
 	KappaGate               float64
 	AbstainGate             float64
@@ -50,8 +48,9 @@ const (
 	maxIntDigits      = 4300
 )
 
-// agreementRow is one pair: from a pairs line, or joined from the scholar
-// and auditor files (then qid is set and the raw fields are empty).
+// agreementRow is one pair: from a pairs line (raw fields kept for the
+// arbitration of disagreeing pairs), or joined from the scholar and auditor
+// files (joined: the qid is known and there are no flags, answer or ids).
 type agreementRow struct {
 	where            string // "file:line" for errors
 	scholar, auditor string
@@ -114,7 +113,11 @@ func RunAgreement(stdout io.Writer, opt AgreementOptions) (pass bool, err error)
 		tsv = append(tsv, '\n')
 	}
 	if nDis > 0 {
-		if err := writeFileAtomic(opt.TSVPath, tsv); err != nil {
+		path := opt.TSVPath
+		if path == "" {
+			path = DefaultTSVPath
+		}
+		if err := writeFileAtomic(path, tsv); err != nil {
 			return false, fmt.Errorf("agreement: disagreements TSV: %w", err)
 		}
 	}

@@ -207,7 +207,7 @@ func TestCheckPythonLimits(t *testing.T) {
 func TestAgreementMatchesPythonRandom(t *testing.T) {
 	py := python(t)
 	if py == "" {
-		t.Skip("python3 not on PATH")
+		t.Skip("no CPython 3.11 to compare with")
 	}
 	labels := []string{`"VALID"`, `"VALID"`, `"VALID"`, `"NOT_IN_CONTEXT"`, `"REJECT"`, `"ABSTAIN"`, `"valid"`, `""`, `"VALID "`, `"ＶＡＬＩＤ"`}
 	qids := []string{`"a"`, `"b"`, `"Z"`, `"é"`, `"e\u0301"`, `"中"`, `"😀"`, `"\uff5e"`, `"a b"`, `"A0001"`, `"ı"`}

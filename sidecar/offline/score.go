@@ -5,7 +5,9 @@ package offline
 
 import (
 	"fmt"
+	"os"
 	"strings"
+	"sync"
 
 	"github.com/shadoweval/shadoweval/sidecar"
 	"github.com/shadoweval/shadoweval/sidecar/pycompat"
@@ -67,14 +69,37 @@ type itemResult struct {
 // Score runs the seed 002 scorer: the last trace of a qid wins, a gold item
 // without a trace is scored as a shipped answer with an empty claim, and
 // only gold_citations and retrieved_ids are read, as the reference does.
+// Of each line only the fields the reference reads are type-checked (plus
+// JSON well-formedness); `shadoweval run` validates whole events.
 func Score(opt ScoreOptions) (*ScoreReport, error) {
 	gates, err := parseGates(opt.Gates)
 	if err != nil {
 		return nil, err
 	}
-	index := make(map[string]int32)
-	var golds []scoreGold
-	err = stream.ReadFileLines(opt.Gold, stream.DecodeGold, func(_ int, g stream.Gold) error {
+	// Growing a million-entry map and slice one step at a time would cost
+	// more than decoding; size them from the file (gold lines run well over
+	// 64 bytes, so this rarely over-allocates by more than 2x).
+	capacity := 0
+	if fi, err := os.Stat(opt.Gold); err == nil {
+		capacity = int(min(fi.Size()/128, 1<<26))
+	}
+	index := make(map[string]int32, capacity)
+	golds := make([]scoreGold, 0, capacity)
+	decoders := sync.Pool{New: func() any { return stream.NewLiteDecoder() }}
+	// Trace strings are used only while the line is scored, so they may
+	// borrow the decoder's memory.
+	borrowing := sync.Pool{New: func() any {
+		d := stream.NewLiteDecoder()
+		d.Borrow = true
+		return d
+	}}
+	decodeGold := func(line []byte) (stream.GoldLite, error) {
+		d := decoders.Get().(*stream.LiteDecoder)
+		defer decoders.Put(d)
+		var g stream.GoldLite
+		return g, d.Gold(line, &g)
+	}
+	err = stream.ReadFileLines(opt.Gold, decodeGold, func(_ int, g stream.GoldLite) error {
 		sg := scoreGold{answerable: g.Answerable, substrs: g.GoldClaimSubstr, citations: g.GoldCitations}
 		if i, ok := index[g.QID]; ok {
 			golds[i] = sg // dict semantics: the last row of a qid wins
@@ -94,16 +119,18 @@ func Score(opt ScoreOptions) (*ScoreReport, error) {
 	}
 	// Decoding and scoring run on every core; the gold table is only read.
 	decode := func(line []byte) (traced, error) {
-		e, err := stream.DecodeTrace(line)
-		if err != nil {
+		d := borrowing.Get().(*stream.LiteDecoder)
+		defer borrowing.Put(d)
+		var e stream.TraceLite
+		if err := d.Trace(line, &e); err != nil {
 			return traced{}, err
 		}
 		i, ok := index[e.QID]
 		if !ok {
 			return traced{gold: -1}, nil
 		}
-		cits := sidecar.Citations{IDs: e.Answer.Citations, NotList: e.Answer.CitationsNotList}
-		return traced{gold: i, result: scoreItem(&golds[i], e.Answer.Claim, cits, e.RetrievedIDs, opt.K)}, nil
+		cits := sidecar.Citations{IDs: e.Citations, NotList: e.CitationsNotList}
+		return traced{gold: i, result: scoreItem(&golds[i], e.Claim, cits, e.RetrievedIDs, opt.K)}, nil
 	}
 	err = stream.ReadFileLines(opt.Trace, decode, func(_ int, t traced) error {
 		if t.gold >= 0 {
