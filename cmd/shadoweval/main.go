@@ -23,9 +23,11 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"run", "run [--config F] [--nats-url U] [--gold F] [--listen A]         the sidecar", runRun},
 		{"score", "score --gold F --trace F [--k 5] [--gates precision=0.80,...]  offline seed 002 report", runScore},
 		{"agreement", "agreement (--pairs F | --scholar F --auditor F) [--tsv F]    offline seed 003 report", runAgreement},
 		{"triage", "triage TRACE CHUNKS                                           offline seed 004 labels", runTriage},
+		{"replay", "replay FILE [--subject S] [--rate N] [--nats-url U]          publish a JSONL file to NATS", runReplay},
 		{"config", "config (check FILE... | defaults)                        check or print the configuration", runConfig},
 		{"gen", "gen --gold F --trace F [--items N] [--seed N]                 write test data", runGen},
 	}

@@ -1,0 +1,325 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/window"
+)
+
+// Options configure an App.
+type Options struct {
+	Config *config.Config
+	Logger *slog.Logger // nil: slog.Default()
+	// Registry receives the sidecar's metrics; nil: a new registry with
+	// the Go and process collectors.
+	Registry *prometheus.Registry
+	// Now is the clock; nil: time.Now. Tests pass their own.
+	Now func() time.Time
+	// GoldWatchInterval is how often the gold file is checked for changes;
+	// 0: 2 s.
+	GoldWatchInterval time.Duration
+}
+
+// App is the running sidecar: NATS in, windows and verdicts out, one HTTP
+// listener. main turns signals into a context and calls New, Start and
+// Stop; tests run the whole app on 127.0.0.1:0.
+type App struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	reg      *prometheus.Registry
+	now      func() time.Time
+	goldWait time.Duration
+
+	gold     *GoldStore
+	win      *window.Windows
+	outcomes *window.OutcomeCounter
+	metrics  *appMetrics
+	arms     *labelSet
+	evalOpt  EvalOptions
+
+	joinMu sync.Mutex
+	joiner *stream.Joiner
+	pairs  *pairer
+
+	embedded *stream.Embedded
+	nc       *nats.Conn
+	sub      *stream.Subscription
+	pub      *stream.Publisher
+	ln       net.Listener
+	srv      *http.Server
+
+	connected  atomic.Bool
+	subscribed atomic.Bool
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	obsPool    sync.Pool
+}
+
+// New checks the configuration and builds an App; nothing starts yet.
+func New(opt Options) (*App, error) {
+	if opt.Config == nil {
+		d := config.Default()
+		opt.Config = &d
+	}
+	if err := opt.Config.Validate(); err != nil {
+		return nil, err
+	}
+	cfg := opt.Config
+	a := &App{cfg: cfg, log: opt.Logger, reg: opt.Registry, now: opt.Now, goldWait: opt.GoldWatchInterval}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if a.goldWait == 0 {
+		a.goldWait = 2 * time.Second
+	}
+	if a.reg == nil {
+		a.reg = prometheus.NewRegistry()
+		registerProcessCollectors(a.reg)
+	}
+	specs := make([]window.Spec, len(cfg.Windows))
+	for i, w := range cfg.Windows {
+		specs[i] = window.Spec{Name: w.Name(), Length: time.Duration(w.Length), Resolution: time.Duration(w.Resolution)}
+	}
+	win, err := window.New(window.Config{
+		Windows: specs, Ks: cfg.K, LambdaMinRuns: cfg.Lambda.MinRuns,
+		MaxLateness: time.Duration(cfg.Window.MaxLateness),
+		MaxArms:     cfg.Limits.MaxArms, MaxTypes: cfg.Limits.MaxContentTypes,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("windows: %w", err)
+	}
+	a.win = win
+	a.outcomes = window.NewOutcomeCounter(win.Specs())
+	a.metrics = newAppMetrics(a.reg, cfg.K)
+	a.reg.MustRegister(newWindowCollector(win, a.now))
+	a.arms = newLabelSet(cfg.Limits.MaxArms)
+	a.evalOpt = EvalOptions{Ks: cfg.K, Tolerance: int64(cfg.CitationOffsetTolerance)}
+	a.joiner = stream.NewJoiner(time.Duration(cfg.Join.TTL), cfg.Join.MaxPending)
+	a.pairs = newPairer(time.Duration(cfg.Join.TTL), cfg.Join.MaxPending)
+	a.gold = NewGoldStore(cfg.Gold.File)
+	a.gold.OnReload = a.onGoldReload
+	a.obsPool.New = func() any { return new(window.Observation) }
+	a.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "shadoweval_join_pending", Help: "Split-event halves waiting for their partner.",
+	}, func() float64 {
+		a.joinMu.Lock()
+		defer a.joinMu.Unlock()
+		return float64(a.joiner.Len() + a.pairs.len())
+	}))
+	a.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "shadoweval_nats_dropped_messages_total", Help: "Messages the NATS client dropped as a slow consumer (core NATS is at-most-once).",
+	}, func() float64 {
+		if a.sub == nil {
+			return 0
+		}
+		return float64(a.sub.Dropped())
+	}))
+	a.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "shadoweval_ready", Help: "1 when gold is loaded, NATS is connected and the subscriptions are live.",
+	}, func() float64 {
+		if a.Ready() == nil {
+			return 1
+		}
+		return 0
+	}))
+	return a, nil
+}
+
+// Start loads the gold set, connects to NATS (starting an embedded server
+// when no URL is configured), subscribes and serves HTTP. It returns once
+// everything is up; the work goes on until Stop.
+func (a *App) Start(ctx context.Context) error {
+	if err := a.gold.Reload(); err != nil {
+		return err
+	}
+	url := a.cfg.NATS.URL
+	if url == "" {
+		emb, err := stream.StartEmbedded(stream.EmbeddedOptions{StoreDir: a.cfg.NATS.StoreDir})
+		if err != nil {
+			return fmt.Errorf("embedded NATS: %w", err)
+		}
+		a.embedded = emb
+		url = emb.ClientURL()
+		a.log.Info("no NATS URL configured: started an embedded NATS server with JetStream", "url", url, "store_dir", emb.StoreDir())
+	}
+	nc, err := stream.Connect(ctx, stream.ConnOptions{
+		URL: url, Name: "shadoweval",
+		User: a.cfg.NATS.User, Password: a.cfg.NATS.Password, Token: a.cfg.NATS.Token,
+		NKeySeedFile: a.cfg.NATS.NKeySeedFile, CredsFile: a.cfg.NATS.CredsFile,
+		TLSCAFile: a.cfg.NATS.TLS.CAFile, TLSCertFile: a.cfg.NATS.TLS.CertFile, TLSKeyFile: a.cfg.NATS.TLS.KeyFile,
+		OnDisconnect: func(err error) {
+			a.connected.Store(false)
+			a.metrics.disconnects.Inc()
+			a.log.Warn("NATS connection lost", "err", err)
+		},
+		OnReconnect: func() {
+			a.connected.Store(true)
+			a.log.Info("NATS connection restored")
+		},
+		OnSlowConsumer: func(subject string) {
+			a.metrics.slowDrops.Inc()
+			a.log.Warn("slow consumer: NATS is dropping messages", "subject", subject)
+		},
+		OnError: func(err error) { a.log.Warn("NATS error", "err", err) },
+	})
+	if err != nil {
+		a.shutdownNATS()
+		return fmt.Errorf("NATS: %w", err)
+	}
+	a.nc = nc
+	a.connected.Store(true)
+	a.pub = stream.NewPublisher(nc)
+	s := a.cfg.Subjects
+	a.sub, err = stream.Subscribe(nc, map[stream.Kind]string{
+		stream.KindTrace: s.Trace, stream.KindRetrieval: s.Retrieval,
+		stream.KindAnswer: s.Answer, stream.KindJudgement: s.Judgement,
+	}, -1, 512<<20, a.handle)
+	if err != nil {
+		a.shutdownNATS()
+		return fmt.Errorf("subscribe: %w", err)
+	}
+	if err := nc.FlushTimeout(10 * time.Second); err != nil {
+		a.shutdownNATS()
+		return fmt.Errorf("subscribe: %w", err)
+	}
+	a.subscribed.Store(true)
+
+	a.ln, err = net.Listen("tcp", a.cfg.HTTP.Listen)
+	if err != nil {
+		a.shutdownNATS()
+		return fmt.Errorf("http: %w", err)
+	}
+	a.srv = &http.Server{Handler: a.routes(), ReadHeaderTimeout: 10 * time.Second}
+	bg, cancel := context.WithCancel(context.Background())
+	a.cancel = cancel
+	a.goBackground(func() {
+		if err := a.srv.Serve(a.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("http server stopped", "err", err)
+		}
+	})
+	a.goBackground(func() { a.gold.Watch(bg, a.goldWait) })
+	a.goBackground(func() { a.expireLoop(bg) })
+	a.log.Info("shadoweval ready", "http", a.Addr(), "nats", nc.ConnectedUrlRedacted(), "gold_items", a.gold.Current().Len())
+	return nil
+}
+
+func (a *App) goBackground(f func()) {
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		f()
+	}()
+}
+
+// Stop drains the subscriptions (every delivered event is applied), then
+// closes NATS, the HTTP listener and the embedded server.
+func (a *App) Stop(ctx context.Context) error {
+	var errs []error
+	if a.sub != nil {
+		a.subscribed.Store(false)
+		if err := a.sub.Drain(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("drain: %w", err))
+		}
+	}
+	if a.cancel != nil {
+		a.cancel()
+	}
+	if a.srv != nil {
+		if err := a.srv.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("http: %w", err))
+		}
+	}
+	a.shutdownNATS()
+	a.wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (a *App) shutdownNATS() {
+	if a.nc != nil {
+		a.nc.Close()
+	}
+	if a.embedded != nil {
+		a.embedded.Shutdown()
+	}
+}
+
+// Addr is the HTTP listener's address.
+func (a *App) Addr() string {
+	if a.ln == nil {
+		return ""
+	}
+	return a.ln.Addr().String()
+}
+
+// NATSURL is the URL the sidecar is connected to (the embedded server's
+// when it started one).
+func (a *App) NATSURL() string {
+	if a.nc == nil {
+		return ""
+	}
+	return a.nc.ConnectedUrl()
+}
+
+// Ready is nil once gold is loaded, NATS is connected and the subscriptions
+// are live; otherwise it says what is missing.
+func (a *App) Ready() error {
+	switch {
+	case a.gold.Current() == nil:
+		return errors.New("gold not loaded")
+	case !a.connected.Load():
+		return errors.New("NATS disconnected")
+	case !a.subscribed.Load():
+		return errors.New("not subscribed")
+	}
+	return nil
+}
+
+// Reload reads the gold file again; a bad file keeps the old set.
+func (a *App) Reload() error { return a.gold.Reload() }
+
+// Windows exposes the windows (for the demo and the gate engine).
+func (a *App) Windows() *window.Windows { return a.win }
+
+func (a *App) onGoldReload(set *GoldSet, err error) {
+	if err != nil {
+		a.metrics.goldReloads.WithLabelValues("failure").Inc()
+		a.metrics.goldOK.Set(0)
+		a.log.Error("gold file refused; the previous gold set stays in force", "file", a.gold.Path(), "err", err)
+		return
+	}
+	a.metrics.goldReloads.WithLabelValues("success").Inc()
+	a.metrics.goldOK.Set(1)
+	a.metrics.goldItems.Set(float64(set.Len()))
+	a.metrics.goldLast.Set(float64(set.LoadedAt.UnixNano()) / 1e9)
+	a.log.Info("gold loaded", "file", set.Source, "items", set.Len())
+}
+
+// expireLoop times out split-event halves and judgement halves.
+func (a *App) expireLoop(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			a.expire(a.now())
+		}
+	}
+}

@@ -1,0 +1,207 @@
+package sidecar
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/shadoweval/shadoweval/sidecar/pycompat"
+	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/window"
+)
+
+// EvalOptions are the settings of the live per-event checks.
+type EvalOptions struct {
+	Ks        []int // cut-offs of recall@k, P@k and R@k
+	Tolerance int64 // citation offset tolerance in bytes
+}
+
+// ErrBadEvent wraps the reasons an event that decoded cleanly still cannot
+// be scored (an unknown λ state, embeddings of different lengths, …).
+var ErrBadEvent = errors.New("bad event")
+
+// Evaluate runs every check of SPEC §3 on one event against its gold item
+// and fills o, reusing its slices. hasAnswer is false for a retrieval half
+// whose answer never came: only retrieval metrics are scored then. The live
+// path reads the gold set G as gold_citations ∪ relevant and the ranked ids
+// of topk before retrieved_ids (SPEC §2); a trace without an answer is a
+// shipped empty claim and one without ids retrieved nothing, as in the
+// reference.
+func Evaluate(e *stream.TraceEvent, g *stream.Gold, hasAnswer bool, opt EvalOptions, o *window.Observation) error {
+	gold := g.Citations()
+	ids := e.IDs()
+	*o = window.Observation{
+		Arm: e.Arm, Type: g.Type, QID: e.QID, Time: e.TS,
+		Answerable:      g.Answerable,
+		HasRetrieval:    true,
+		PrecisionAtK:    o.PrecisionAtK[:0],
+		RecallAtK:       o.RecallAtK[:0],
+		DeltaSRetrieved: o.DeltaSRetrieved[:0],
+		Triage:          -1,
+	}
+	for i, k := range opt.Ks {
+		if RecallStrict(gold, ids, k) {
+			o.RecallStrict |= 1 << i
+		}
+		o.PrecisionAtK = append(o.PrecisionAtK, PrecisionAtK(gold, ids, k))
+		if r, ok := RecallAtK(gold, ids, k); ok {
+			o.RecallAtK = append(o.RecallAtK, r)
+			o.HasRecallAtK = true
+		}
+	}
+	retrievedDS, err := retrievedDeltaS(e, ids, o.DeltaSRetrieved)
+	if err != nil {
+		return err
+	}
+	o.DeltaSRetrieved = retrievedDS
+	if !hasAnswer {
+		return nil
+	}
+
+	o.HasAnswer = true
+	claim := pycompat.Strip(e.Answer.Claim)
+	cits := Citations{IDs: e.Answer.Citations, NotList: e.Answer.CitationsNotList}
+	o.Shipped = !IsRefusal(claim)
+	o.Contained = Containment(claim, g.GoldClaimSubstr)
+	o.Hit = CitationHit(cits, gold, ids)
+	cited := e.Answer.Citations // nil when not a list
+	first := ""
+	if len(cited) > 0 {
+		first = cited[0]
+	}
+
+	if o.Shipped {
+		if e.DeltaSCited != nil {
+			o.HasDeltaSCited, o.DeltaSCited = true, *e.DeltaSCited
+		} else if first != "" {
+			ds, ok, err := itemDeltaS(e, ids, first)
+			if err != nil {
+				return err
+			}
+			o.HasDeltaSCited, o.DeltaSCited = ok, ds
+		}
+	}
+	sectionOf := func(id string) (string, bool) {
+		for i := range e.TopK {
+			if e.TopK[i].ID == id && e.TopK[i].SectionID != "" {
+				return e.TopK[i].SectionID, true
+			}
+		}
+		return "", false
+	}
+	if g.Answerable && (len(gold) > 0 || g.AnchorSection != "") {
+		o.CoverageEligible = true
+		o.Covered = Covered(cited, gold, g.AnchorSection, sectionOf)
+	}
+	if len(g.RelevantOffsets) > 0 {
+		o.CitationAccEligible = true
+		off, haveOff := e.Answer.CitationOffsets[first]
+		if !haveOff {
+			for i := range e.TopK {
+				if e.TopK[i].ID == first && e.TopK[i].Offsets != nil {
+					off, haveOff = *e.TopK[i].Offsets, true
+					break
+				}
+			}
+		}
+		o.CitationAccurate = CitationAccurate(first, off, haveOff, gold, g.RelevantOffsets, opt.Tolerance)
+	}
+	if sec, ok := sectionOf(first); ok && g.AnchorSection != "" {
+		o.HasAnchorDistance, o.AnchorDistance = true, AnchorDistance(sec, g.AnchorSection)
+	}
+
+	state, err := ParseLambdaState(e.LambdaState)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadEvent, err)
+	}
+	o.Lambda = window.LambdaRun{State: windowLambda(state), Refused: !o.Shipped, Cited: window.CitedSetHash(cited)}
+	o.Triage = triageIndex(e, claim, cited, o.Shipped)
+	return nil
+}
+
+func windowLambda(s LambdaState) window.LambdaState {
+	switch s {
+	case LambdaNone:
+		return window.LambdaNone
+	case LambdaConvergent:
+		return window.LambdaConvergent
+	case LambdaDivergent:
+		return window.LambdaDivergent
+	}
+	return window.LambdaOther
+}
+
+// retrievedDeltaS is delta_s as sent, else ΔS computed from the embeddings
+// of the ranked items that have one.
+func retrievedDeltaS(e *stream.TraceEvent, ids []string, dst []float64) ([]float64, error) {
+	if e.DeltaS != nil {
+		return append(dst, e.DeltaS...), nil
+	}
+	if e.Embeddings == nil || e.Embeddings.Question == nil {
+		return dst, nil
+	}
+	for _, id := range ids {
+		vec, ok := e.Embeddings.Items[id]
+		if !ok {
+			continue
+		}
+		ds, err := DeltaS(e.Embeddings.Question, vec)
+		if err != nil {
+			return dst, fmt.Errorf("%w: embeddings.items.%s: %v", ErrBadEvent, id, err)
+		}
+		dst = append(dst, ds)
+	}
+	return dst, nil
+}
+
+// itemDeltaS is the ΔS of the ranked item id: from delta_s at its rank,
+// else from the embeddings.
+func itemDeltaS(e *stream.TraceEvent, ids []string, id string) (float64, bool, error) {
+	if e.DeltaS != nil {
+		if i := slices.Index(ids, id); i >= 0 && i < len(e.DeltaS) {
+			return e.DeltaS[i], true, nil
+		}
+		return 0, false, nil
+	}
+	if e.Embeddings == nil || e.Embeddings.Question == nil {
+		return 0, false, nil
+	}
+	vec, ok := e.Embeddings.Items[id]
+	if !ok {
+		return 0, false, nil
+	}
+	ds, err := DeltaS(e.Embeddings.Question, vec)
+	if err != nil {
+		return 0, false, fmt.Errorf("%w: embeddings.items.%s: %v", ErrBadEvent, id, err)
+	}
+	return ds, true, nil
+}
+
+// triageIndex applies the seed 004 rules when the event carries the text of
+// its top-k items. The structured answer is rendered in the seed's template
+// ("citations: [a, b]" after the claim) so that its template check means
+// the same thing: a shipped answer must cite.
+func triageIndex(e *stream.TraceEvent, claim string, cited []string, shipped bool) int {
+	hasText := false
+	for i := range e.TopK {
+		if e.TopK[i].Text != "" {
+			hasText = true
+			break
+		}
+	}
+	if !hasText {
+		return -1
+	}
+	ids := make([]string, len(e.TopK))
+	texts := make([]string, len(e.TopK))
+	for i := range e.TopK {
+		ids[i], texts[i] = e.TopK[i].ID, e.TopK[i].Text
+	}
+	answer := claim
+	if shipped && len(cited) > 0 {
+		answer = claim + "\ncitations: [" + strings.Join(cited, ", ") + "]"
+	}
+	label := Triage(e.Query, answer, ids, texts).Label
+	return slices.Index(window.TriageLabels, label)
+}

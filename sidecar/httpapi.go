@@ -1,0 +1,118 @@
+package sidecar
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+func (a *App) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{EnableOpenMetrics: true, Registry: a.reg}))
+	mux.HandleFunc("GET /-/healthy", func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("Healthy\n"))
+	})
+	mux.HandleFunc("GET /-/ready", func(w http.ResponseWriter, _ *http.Request) {
+		if err := a.Ready(); err != nil {
+			http.Error(w, "Not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("Ready\n"))
+	})
+	mux.HandleFunc("POST /-/reload", a.handleReload)
+	mux.HandleFunc("GET /api/v1/windows", a.handleWindows)
+	return mux
+}
+
+func (a *App) handleReload(w http.ResponseWriter, r *http.Request) {
+	if err := a.Reload(); err != nil {
+		http.Error(w, "gold reload failed, previous gold set kept: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Write([]byte("Gold reloaded\n"))
+}
+
+// WindowReport is one arm and window in GET /api/v1/windows (SPEC §8).
+type WindowReport struct {
+	Arm     string                 `json:"arm"`
+	Window  string                 `json:"window"`
+	Type    string                 `json:"type,omitempty"`
+	Events  map[string]int64       `json:"events"`
+	Metrics map[string]MetricValue `json:"metrics"`
+}
+
+// MetricValue is a metric's value (null when it has none) and sample count.
+type MetricValue struct {
+	Value   *float64 `json:"value"`
+	Samples int64    `json:"samples"`
+}
+
+// Report builds the window report of arm and window at now ("" type: every
+// content type together).
+func (a *App) Report(arm, win, contentType string, now time.Time) (WindowReport, bool) {
+	snap, ok := a.win.Snapshot(arm, win, contentType, now)
+	if !ok {
+		return WindowReport{}, false
+	}
+	rep := WindowReport{
+		Arm: arm, Window: win, Type: contentType,
+		Events:  a.outcomes.Counts(arm, win, now).Map(),
+		Metrics: make(map[string]MetricValue, len(snap.Metrics)),
+	}
+	for name, v := range snap.Metrics {
+		mv := MetricValue{Samples: v.Samples}
+		if v.Valid {
+			val := v.Value
+			mv.Value = &val
+		}
+		rep.Metrics[name] = mv
+	}
+	return rep, true
+}
+
+func (a *App) handleWindows(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	arm, win, typ := q.Get("arm"), q.Get("window"), q.Get("type")
+	now := a.now()
+	if arm != "" && win != "" {
+		rep, ok := a.Report(arm, win, typ, now)
+		if !ok {
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": "no data for arm " + arm + ", window " + win + typeSuffix(typ)})
+			return
+		}
+		writeJSON(w, http.StatusOK, rep)
+		return
+	}
+	list := []WindowReport{}
+	for _, armName := range a.win.Arms() {
+		if arm != "" && armName != arm {
+			continue
+		}
+		for _, spec := range a.win.Specs() {
+			if win != "" && spec.Name != win {
+				continue
+			}
+			if rep, ok := a.Report(armName, spec.Name, typ, now); ok {
+				list = append(list, rep)
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+func typeSuffix(t string) string {
+	if t == "" {
+		return ""
+	}
+	return ", type " + t
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}

@@ -1,0 +1,192 @@
+package sidecar
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/window"
+)
+
+// Reasons an event is rejected (the shadoweval_rejected_events_total label
+// and the dead-letter header).
+const (
+	ReasonTooLarge       = "too_large"
+	ReasonInvalidJSON    = "invalid_json"
+	ReasonBadField       = "bad_field"
+	ReasonMissingQID     = "missing_qid"
+	ReasonTooManyItems   = "too_many_topk"
+	ReasonBadEvent       = "bad_event"
+	ReasonFuture         = "future_timestamp"
+	ReasonNoRequestID    = "no_request_id"
+	ReasonQIDMismatch    = "qid_mismatch"
+	ReasonBadObservation = "bad_observation"
+)
+
+// handle is called by the NATS subscriptions, one goroutine per kind.
+func (a *App) handle(m *stream.Message) {
+	start := time.Now()
+	kind := m.Kind.String()
+	subjectArm := a.arms.get(orDefault(stream.ArmFromSubject(m.Subject), stream.DefaultArm))
+	if len(m.Data) > a.cfg.Limits.MaxMessageBytes {
+		a.reject(m, subjectArm, ReasonTooLarge, "message of "+itoa(len(m.Data))+" bytes")
+		return
+	}
+	if m.Kind == stream.KindJudgement {
+		a.handleJudgement(m, subjectArm)
+	} else {
+		a.handleTrace(m, subjectArm)
+	}
+	a.metrics.processing.WithLabelValues(kind).Observe(time.Since(start).Seconds())
+}
+
+func (a *App) handleTrace(m *stream.Message, subjectArm string) {
+	e, err := stream.DecodeTrace(m.Data)
+	if err != nil {
+		a.reject(m, subjectArm, decodeReason(err), err.Error())
+		return
+	}
+	if len(e.TopK) > a.cfg.Limits.MaxTopK || len(e.RetrievedIDs) > a.cfg.Limits.MaxTopK {
+		a.reject(m, subjectArm, ReasonTooManyItems, "more than "+itoa(a.cfg.Limits.MaxTopK)+" ranked items")
+		return
+	}
+	if e.Arm == "" {
+		e.Arm = subjectArm
+	} else {
+		e.Arm = a.arms.get(e.Arm)
+	}
+	if e.TS.IsZero() {
+		e.TS = m.Received
+	}
+	switch m.Kind {
+	case stream.KindTrace:
+		a.score(m, &e, true)
+	case stream.KindRetrieval, stream.KindAnswer:
+		a.join(m, &e)
+	}
+}
+
+// join pairs split retrieval and answer halves on (arm, request_id).
+func (a *App) join(m *stream.Message, e *stream.TraceEvent) {
+	a.joinMu.Lock()
+	merged, joined, evicted, err := a.joiner.Offer(m.Kind, *e, m.Received)
+	a.joinMu.Unlock()
+	a.settle(evicted)
+	switch {
+	case errors.Is(err, stream.ErrNoRequestID):
+		if m.Kind == stream.KindRetrieval {
+			// Nothing can ever join it: score what it has.
+			a.score(m, e, false)
+			return
+		}
+		a.reject(m, e.Arm, ReasonNoRequestID, "an answer half needs request_id to be joined")
+	case err != nil:
+		a.reject(m, e.Arm, ReasonQIDMismatch, err.Error())
+	case joined:
+		a.score(m, &merged, true)
+	}
+}
+
+// settle accounts for halves the joiner gave up on: a retrieval half is
+// still scored for retrieval metrics, every half counts as a join timeout,
+// and a half replaced by a newer one of the same kind is a duplicate.
+func (a *App) settle(gone []stream.Pending) {
+	for i := range gone {
+		p := &gone[i]
+		if p.Reason == stream.ReasonReplaced {
+			a.count(p.Kind, p.Event.Arm, window.Duplicate)
+			continue
+		}
+		a.count(p.Kind, p.Event.Arm, window.JoinTimeout)
+		if p.Kind == stream.KindRetrieval {
+			a.scoreEvent(p.Kind, &p.Event, false)
+		}
+	}
+}
+
+func (a *App) expire(now time.Time) {
+	a.joinMu.Lock()
+	gone := a.joiner.Expire(now)
+	pairsGone := a.pairs.expire(now)
+	a.joinMu.Unlock()
+	a.settle(gone)
+	for _, p := range pairsGone {
+		a.count(stream.KindJudgement, p.arm, window.JoinTimeout)
+	}
+}
+
+// score joins an event to its gold item and applies it to the windows.
+func (a *App) score(m *stream.Message, e *stream.TraceEvent, hasAnswer bool) {
+	reason, detail := a.scoreEvent(m.Kind, e, hasAnswer)
+	if reason != "" {
+		a.reject(m, e.Arm, reason, detail)
+	}
+}
+
+// scoreEvent returns a rejection reason when the event cannot be scored.
+func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool) (reason, detail string) {
+	g, ok := a.gold.Lookup(e.QID)
+	if !ok {
+		a.count(kind, e.Arm, window.Unlabeled)
+		return "", ""
+	}
+	o := a.obsPool.Get().(*window.Observation)
+	defer a.obsPool.Put(o)
+	if err := Evaluate(e, g, hasAnswer, a.evalOpt, o); err != nil {
+		return ReasonBadEvent, err.Error()
+	}
+	switch err := a.win.Add(o, a.now()); {
+	case errors.Is(err, window.ErrLate):
+		a.count(kind, e.Arm, window.Late)
+		return "", ""
+	case errors.Is(err, window.ErrFuture):
+		return ReasonFuture, "ts " + e.TS.Format(time.RFC3339) + " is ahead of this clock by more than window.max_lateness"
+	case err != nil:
+		return ReasonBadObservation, err.Error()
+	}
+	a.metrics.observe(o, len(a.cfg.K))
+	a.count(kind, e.Arm, window.Scored)
+	return "", ""
+}
+
+func (a *App) count(kind stream.Kind, arm string, o window.Outcome) {
+	a.metrics.events.WithLabelValues(kind.String(), arm, o.String()).Inc()
+	a.outcomes.Count(arm, o, a.now())
+}
+
+// reject counts a refused event and publishes it to the dead-letter
+// subject with its reason.
+func (a *App) reject(m *stream.Message, arm, reason, detail string) {
+	a.count(m.Kind, arm, window.Rejected)
+	a.metrics.rejected.WithLabelValues(reason).Inc()
+	result := "success"
+	if a.pub == nil || a.pub.DeadLetter(a.cfg.Subjects.Deadletter, m, reason+": "+detail) != nil {
+		result = "failure"
+	}
+	a.metrics.deadLetters.WithLabelValues(result).Inc()
+	if a.cfg.Log.Payloads {
+		a.log.Debug("event rejected", "reason", reason, "detail", detail, "subject", m.Subject, "payload", string(m.Data))
+	}
+}
+
+// decodeReason classifies a decoder error.
+func decodeReason(err error) string {
+	var fe *stream.FieldError
+	if errors.As(err, &fe) {
+		switch {
+		case strings.HasPrefix(fe.Msg, "invalid JSON"):
+			return ReasonInvalidJSON
+		case fe.Field == "qid":
+			return ReasonMissingQID
+		}
+	}
+	return ReasonBadField
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
