@@ -25,7 +25,17 @@ const minSubstrLen = 5
 // Strip then lower, in Python's sense, as the reference does: surrounding
 // NBSP and U+001C..U+001F are stripped, an inner NBSP is not a space.
 func IsRefusal(claim string) bool {
-	return pycompat.Lower(pycompat.Strip(claim)) == RefusalToken
+	c := pycompat.Strip(claim)
+	if isASCII(c) {
+		// Lowering ASCII is ASCII case folding; skip the copy.
+		return len(c) == len(RefusalToken) && strings.EqualFold(c, RefusalToken)
+	}
+	// Lowering never shortens a string in code points, so a longer claim
+	// cannot lower to the token.
+	if utf8.RuneCountInString(c) > utf8.RuneCountInString(RefusalToken) {
+		return false
+	}
+	return pycompat.Lower(c) == RefusalToken
 }
 
 // Containment is the reference contains_substr(claim, subs): some gold
@@ -36,15 +46,61 @@ func IsRefusal(claim string) bool {
 // an empty non-nil list is vacuously true, while a nil list (gold field
 // missing or null) is false.
 func Containment(claim string, substrs []string) bool {
-	c := pycompat.Lower(claim)
+	asciiClaim := isASCII(claim)
+	lowered, c := false, ""
 	for _, s := range substrs {
 		s = pycompat.Lower(s)
 		// Length after lowering: "İİİ" is 3 code points but lowers to 6.
-		if utf8.RuneCountInString(s) >= minSubstrLen && strings.Contains(c, s) {
+		if utf8.RuneCountInString(s) < minSubstrLen {
+			continue
+		}
+		if asciiClaim && isASCII(s) {
+			// Same result as lowering the claim, without the copy.
+			if containsLowerASCII(claim, s) {
+				return true
+			}
+			continue
+		}
+		if !lowered {
+			c, lowered = pycompat.Lower(claim), true
+		}
+		if strings.Contains(c, s) {
 			return true
 		}
 	}
 	return substrs != nil && len(substrs) == 0
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// containsLowerASCII reports whether the ASCII lower-casing of hay contains
+// needle, an already lower-cased ASCII string.
+func containsLowerASCII(hay, needle string) bool {
+	n := len(needle)
+	for i := 0; i+n <= len(hay); i++ {
+		j := 0
+		for j < n && lowerASCII(hay[i+j]) == needle[j] {
+			j++
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // Citations is answer_json.citations as sent. The reference reads it as

@@ -31,12 +31,14 @@ func ParallelLines[T any](r io.Reader, name string, decode func(line []byte) (T,
 		count  int // lines in the block, blank ones included
 		errAt  int // relative line of err
 		err    error
+		block  []byte // returned to the pool once emitted
 	}
 	type job struct {
 		data []byte
 		out  chan result
 	}
 	jobs := make(chan job, workers)
+	blocks := sync.Pool{New: func() any { return make([]byte, 0, blockSize) }}
 	order := make(chan chan result, workers*2)
 	stop := make(chan struct{})
 	var readErr error
@@ -62,6 +64,7 @@ func ParallelLines[T any](r io.Reader, name string, decode func(line []byte) (T,
 					res.values = append(res.values, v)
 					return true
 				})
+				res.block = j.data
 				j.out <- res
 			}
 		}()
@@ -91,7 +94,7 @@ func ParallelLines[T any](r io.Reader, name string, decode func(line []byte) (T,
 					continue
 				}
 			}
-			block := append([]byte(nil), buf[:cut]...)
+			block := append(blocks.Get().([]byte)[:0], buf[:cut]...)
 			carry = append(carry[:0], buf[cut:]...)
 			out := make(chan result, 1)
 			select {
@@ -125,6 +128,7 @@ func ParallelLines[T any](r io.Reader, name string, decode func(line []byte) (T,
 			close(stop)
 		}
 		base += res.count
+		blocks.Put(res.block[:0]) //nolint:staticcheck // a slice header is fine here
 	}
 	wg.Wait()
 	if firstErr != nil {

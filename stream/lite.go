@@ -44,8 +44,8 @@ type LiteDecoder struct {
 	Borrow bool
 
 	dec     *jsontext.Decoder
-	buf     bytes.Buffer
-	scratch []byte // unescaped strings of the current line, when borrowing
+	scratch []byte   // unescaped strings of the current line, when borrowing
+	lists   []string // backing of the current line's string lists, when borrowing
 	arena   []byte
 }
 
@@ -63,10 +63,9 @@ func NewLiteDecoder() *LiteDecoder {
 var liteOptions = jsontext.AllowDuplicateNames(true)
 
 func (d *LiteDecoder) reset(line []byte) {
-	d.scratch = d.scratch[:0]
-	d.buf.Reset()
-	d.buf.Write(line)
-	d.dec.Reset(&d.buf, liteOptions)
+	d.scratch, d.lists = d.scratch[:0], d.lists[:0]
+	// A bytes.Buffer is parsed in place, without a copy.
+	d.dec.Reset(bytes.NewBuffer(line), liteOptions)
 }
 
 // Trace decodes one trace line into t.
@@ -279,6 +278,7 @@ func (d *LiteDecoder) strings(field string) ([]string, error) {
 		return nil, fieldErr(field, "want an array, got %s", kindName(tok.Kind()))
 	}
 	out := []string{}
+	start := len(d.lists)
 	for i := 0; d.dec.PeekKind() != ']'; i++ {
 		v, err := d.value(field)
 		if err != nil {
@@ -287,10 +287,18 @@ func (d *LiteDecoder) strings(field string) ([]string, error) {
 		if v.Kind() != '"' {
 			return nil, fieldErr(field+"."+strconv.Itoa(i), "want a string, got %s", kindName(v.Kind()))
 		}
-		out = append(out, d.unquote(v))
+		if d.Borrow {
+			d.lists = append(d.lists, d.unquote(v))
+		} else {
+			out = append(out, d.unquote(v))
+		}
 	}
 	if _, err := d.dec.ReadToken(); err != nil {
 		return nil, d.syntax(err)
+	}
+	if d.Borrow && len(d.lists) > start {
+		// Later appends may move lists; this slice keeps its array.
+		return d.lists[start:len(d.lists):len(d.lists)], nil
 	}
 	return out, nil
 }

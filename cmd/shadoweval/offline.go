@@ -64,7 +64,7 @@ func runScore(args []string, stdout, stderr io.Writer) int {
 	}
 	// The scorer keeps little garbage alive; collecting less often buys
 	// speed at a memory cost still far below the reference's.
-	debug.SetGCPercent(400)
+	debug.SetGCPercent(200)
 	rep, err := offline.Score(opt)
 	if err != nil {
 		fmt.Fprintf(stderr, "shadoweval score: %v\n", err)

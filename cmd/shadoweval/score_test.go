@@ -122,3 +122,20 @@ func TestScoreAgainstPython(t *testing.T) {
 		}
 	}
 }
+
+// TestScoreRepeatedRows pins dict semantics the generated fixtures do not
+// exercise: a repeated gold qid keeps its last row, and repeated names in
+// one trace object keep their last value (whole, not merged). want.json is
+// the reference's output.
+func TestScoreRepeatedRows(t *testing.T) {
+	dir := "../../sidecar/offline/testdata/score_extra/repeated_rows"
+	want, err := os.ReadFile(filepath.Join(dir, "want.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"score", "--gold", filepath.Join(dir, "gold.jsonl"), "--trace", filepath.Join(dir, "trace.jsonl")}, &stdout, &stderr)
+	if code != exitFailed || !bytes.Equal(stdout.Bytes(), want) {
+		t.Fatalf("exit %d, stdout\n%s\nwant exit 1 and\n%s\nstderr: %s", code, stdout.String(), want, stderr.String())
+	}
+}

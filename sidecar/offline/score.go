@@ -5,7 +5,9 @@ package offline
 
 import (
 	"fmt"
+	"hash/maphash"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -57,8 +59,11 @@ type scoreGold struct {
 	answerable bool
 	substrs    []string
 	citations  []string
-	traced     bool
-	result     itemResult
+}
+
+type traceResult struct {
+	traced bool
+	result itemResult
 }
 
 // itemResult is the outcome of one gold item against its (last) trace.
@@ -76,15 +81,15 @@ func Score(opt ScoreOptions) (*ScoreReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Growing a million-entry map and slice one step at a time would cost
-	// more than decoding; size them from the file (gold lines run well over
-	// 64 bytes, so this rarely over-allocates by more than 2x).
+	// Gold rows are collected in file order; the qid index is built after,
+	// in parallel shards (the serial map inserts of a million rows would
+	// otherwise cost as much as decoding them).
 	capacity := 0
 	if fi, err := os.Stat(opt.Gold); err == nil {
 		capacity = int(min(fi.Size()/128, 1<<26))
 	}
-	index := make(map[string]int32, capacity)
 	golds := make([]scoreGold, 0, capacity)
+	qids := make([]string, 0, capacity)
 	decoders := sync.Pool{New: func() any { return stream.NewLiteDecoder() }}
 	// Trace strings are used only while the line is scored, so they may
 	// borrow the decoder's memory.
@@ -100,18 +105,14 @@ func Score(opt ScoreOptions) (*ScoreReport, error) {
 		return g, d.Gold(line, &g)
 	}
 	err = stream.ReadFileLines(opt.Gold, decodeGold, func(_ int, g stream.GoldLite) error {
-		sg := scoreGold{answerable: g.Answerable, substrs: g.GoldClaimSubstr, citations: g.GoldCitations}
-		if i, ok := index[g.QID]; ok {
-			golds[i] = sg // dict semantics: the last row of a qid wins
-			return nil
-		}
-		index[g.QID] = int32(len(golds))
-		golds = append(golds, sg)
+		golds = append(golds, scoreGold{answerable: g.Answerable, substrs: g.GoldClaimSubstr, citations: g.GoldCitations})
+		qids = append(qids, g.QID)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gold %w", err)
 	}
+	index := newQIDIndex(qids)
 
 	type traced struct {
 		gold   int32
@@ -125,17 +126,19 @@ func Score(opt ScoreOptions) (*ScoreReport, error) {
 		if err := d.Trace(line, &e); err != nil {
 			return traced{}, err
 		}
-		i, ok := index[e.QID]
+		i, ok := index.get(e.QID)
 		if !ok {
 			return traced{gold: -1}, nil
 		}
 		cits := sidecar.Citations{IDs: e.Citations, NotList: e.CitationsNotList}
 		return traced{gold: i, result: scoreItem(&golds[i], e.Claim, cits, e.RetrievedIDs, opt.K)}, nil
 	}
+	// The last trace of each gold row, apart from golds so that the serial
+	// "last wins" pass touches one compact array.
+	results := make([]traceResult, len(golds))
 	err = stream.ReadFileLines(opt.Trace, decode, func(_ int, t traced) error {
 		if t.gold >= 0 {
-			golds[t.gold].traced = true
-			golds[t.gold].result = t.result
+			results[t.gold] = traceResult{traced: true, result: t.result}
 		}
 		return nil
 	})
@@ -145,9 +148,12 @@ func Score(opt ScoreOptions) (*ScoreReport, error) {
 
 	var s, r, a, u, tp, chrHit, under, over, recall, recallDen int
 	for i := range golds {
+		if !index.last(i) {
+			continue // a later row of the same qid wins, as in a dict
+		}
 		g := &golds[i]
-		res := g.result
-		if !g.traced {
+		res := results[i].result
+		if !results[i].traced {
 			res = scoreItem(g, "", sidecar.Citations{IDs: []string{}}, nil, opt.K)
 		}
 		if g.answerable {
@@ -277,3 +283,47 @@ func gateValue(gates pycompat.Object, name string) (string, bool) {
 	}
 	return "", false
 }
+
+// qidIndex maps a qid to its last gold row. It is sharded by hash so the
+// shards can be built in parallel; a qid's shard is fixed, so "last row
+// wins" holds within it.
+type qidIndex struct {
+	seed   maphash.Seed
+	shards []map[string]int32
+	isLast []bool // per row: no later row has its qid
+}
+
+func newQIDIndex(qids []string) *qidIndex {
+	n := runtime.GOMAXPROCS(0)
+	x := &qidIndex{seed: maphash.MakeSeed(), shards: make([]map[string]int32, n), isLast: make([]bool, len(qids))}
+	var wg sync.WaitGroup
+	for s := range x.shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := make(map[string]int32, len(qids)/n+1)
+			for i, q := range qids {
+				if x.shard(q) == s {
+					m[q] = int32(i)
+				}
+			}
+			for _, i := range m {
+				x.isLast[i] = true // distinct rows per shard: no write overlaps
+			}
+			x.shards[s] = m
+		}()
+	}
+	wg.Wait()
+	return x
+}
+
+func (x *qidIndex) shard(qid string) int {
+	return int(maphash.String(x.seed, qid) % uint64(len(x.shards)))
+}
+
+func (x *qidIndex) get(qid string) (int32, bool) {
+	i, ok := x.shards[x.shard(qid)][qid]
+	return i, ok
+}
+
+func (x *qidIndex) last(row int) bool { return x.isLast[row] }

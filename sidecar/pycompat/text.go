@@ -1,6 +1,7 @@
 package pycompat
 
 import (
+	"bytes"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -137,18 +138,16 @@ func SplitLines(data []byte, yield func(lineNo int, line []byte) bool) {
 	lineNo := 0
 	for len(data) > 0 {
 		lineNo++
+		// Two vectorised searches beat a byte loop: find the \n, then any
+		// \r before it.
 		end, next := len(data), len(data)
-		for i, c := range data {
-			if c == '\n' {
-				end, next = i, i+1
-				break
-			}
-			if c == '\r' {
-				end, next = i, i+1
-				if i+1 < len(data) && data[i+1] == '\n' {
-					next = i + 2
-				}
-				break
+		if nl := bytes.IndexByte(data, '\n'); nl >= 0 {
+			end, next = nl, nl+1
+		}
+		if cr := bytes.IndexByte(data[:end], '\r'); cr >= 0 {
+			end, next = cr, cr+1
+			if next < len(data) && data[next] == '\n' {
+				next++
 			}
 		}
 		if !yield(lineNo, data[:end]) {
