@@ -63,6 +63,7 @@ type App struct {
 
 	connected  atomic.Bool
 	subscribed atomic.Bool
+	stopping   atomic.Bool
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
 	obsPool    sync.Pool
@@ -165,6 +166,9 @@ func (a *App) Start(ctx context.Context) error {
 		TLSCAFile: a.cfg.NATS.TLS.CAFile, TLSCertFile: a.cfg.NATS.TLS.CertFile, TLSKeyFile: a.cfg.NATS.TLS.KeyFile,
 		OnDisconnect: func(err error) {
 			a.connected.Store(false)
+			if a.stopping.Load() {
+				return // our own Close
+			}
 			a.metrics.disconnects.Inc()
 			a.log.Warn("NATS connection lost", "err", err)
 		},
@@ -251,6 +255,7 @@ func (a *App) Stop(ctx context.Context) error {
 }
 
 func (a *App) shutdownNATS() {
+	a.stopping.Store(true)
 	if a.nc != nil {
 		a.nc.Close()
 	}
