@@ -8,9 +8,15 @@ FUZZTIME ?= 10s
 test: deps vet unit fuzz
 
 # python3 runs the seed reference scorers in the differential tests; the
-# golden files keep the Go tests meaningful without it.
+# golden files keep the Go tests meaningful without it. promtool (Debian
+# package prometheus) and alertmanager check the generated alert rules and
+# the Alertmanager output for real; headless chromium loads the status
+# page; those tests skip without them, unless CI is set.
 deps:
 	@command -v python3 >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq python3 >/dev/null; } || echo "warning: python3 not installed; live differential tests will skip"
+	@command -v promtool >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; } || echo "warning: promtool not installed; the alert rule tests will skip (fail under CI=true)"
+	@command -v prometheus-alertmanager >/dev/null 2>&1 || command -v alertmanager >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus-alertmanager >/dev/null; } || echo "warning: alertmanager not installed; the Alertmanager tests will skip (fail under CI=true)"
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || echo "warning: chromium not installed; the status page browser tests will skip (fail under CI=true)"
 	$(GO) mod download
 
 vet:

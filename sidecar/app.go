@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/sidecar/gates"
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/window"
 )
@@ -31,6 +32,8 @@ type Options struct {
 	// GoldWatchInterval is how often the gold file is checked for changes;
 	// 0: 2 s.
 	GoldWatchInterval time.Duration
+	// OnGateTransition, when set, sees every gate state change.
+	OnGateTransition func(gates.Transition)
 }
 
 // App is the running sidecar: NATS in, windows and verdicts out, one HTTP
@@ -60,6 +63,8 @@ type App struct {
 	pub      *stream.Publisher
 	ln       net.Listener
 	srv      *http.Server
+
+	gating *gating
 
 	connected  atomic.Bool
 	subscribed atomic.Bool
@@ -116,6 +121,9 @@ func New(opt Options) (*App, error) {
 	a.gold = NewGoldStore(cfg.Gold.File)
 	a.gold.OnReload = a.onGoldReload
 	a.obsPool.New = func() any { return new(window.Observation) }
+	if err := a.newGating(opt.OnGateTransition); err != nil {
+		return nil, fmt.Errorf("alerting: %w", err)
+	}
 	a.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "shadoweval_join_pending", Help: "Split-event halves waiting for their partner.",
 	}, func() float64 {
@@ -219,6 +227,7 @@ func (a *App) Start(ctx context.Context) error {
 	})
 	a.goBackground(func() { a.gold.Watch(bg, a.goldWait) })
 	a.goBackground(func() { a.expireLoop(bg) })
+	a.goBackground(func() { a.gateLoop(bg) })
 	a.log.Info("shadoweval ready", "http", a.Addr(), "nats", nc.ConnectedUrlRedacted(), "gold_items", a.gold.Current().Len())
 	return nil
 }
@@ -239,6 +248,12 @@ func (a *App) Stop(ctx context.Context) error {
 		a.subscribed.Store(false)
 		if err := a.sub.Drain(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("drain: %w", err))
+		}
+	}
+	if a.gating != nil {
+		// Deliver what the last evaluation queued before cutting the loops.
+		if err := a.gating.alerts.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("alerts: %w", err))
 		}
 	}
 	if a.cancel != nil {

@@ -3,6 +3,7 @@ package sidecar
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -30,7 +31,7 @@ var ErrBadEvent = errors.New("bad event")
 // reference.
 func Evaluate(e *stream.TraceEvent, g *stream.Gold, hasAnswer bool, opt EvalOptions, o *window.Observation) error {
 	gold := g.Citations()
-	ids := e.IDs()
+	ids := rankedIDs(e)
 	*o = window.Observation{
 		Arm: e.Arm, Type: g.Type, QID: e.QID, Time: e.TS,
 		Answerable:      g.Answerable,
@@ -40,14 +41,16 @@ func Evaluate(e *stream.TraceEvent, g *stream.Gold, hasAnswer bool, opt EvalOpti
 		DeltaSRetrieved: o.DeltaSRetrieved[:0],
 		Triage:          -1,
 	}
-	for i, k := range opt.Ks {
-		if RecallStrict(gold, ids, k) {
-			o.RecallStrict |= 1 << i
-		}
-		o.PrecisionAtK = append(o.PrecisionAtK, PrecisionAtK(gold, ids, k))
-		if r, ok := RecallAtK(gold, ids, k); ok {
-			o.RecallAtK = append(o.RecallAtK, r)
-			o.HasRecallAtK = true
+	if !retrievalAtKs(gold, ids, opt.Ks, o) {
+		for i, k := range opt.Ks {
+			if RecallStrict(gold, ids, k) {
+				o.RecallStrict |= 1 << i
+			}
+			o.PrecisionAtK = append(o.PrecisionAtK, PrecisionAtK(gold, ids, k))
+			if r, ok := RecallAtK(gold, ids, k); ok {
+				o.RecallAtK = append(o.RecallAtK, r)
+				o.HasRecallAtK = true
+			}
 		}
 	}
 	retrievedDS, err := retrievedDeltaS(e, ids, o.DeltaSRetrieved)
@@ -92,7 +95,21 @@ func Evaluate(e *stream.TraceEvent, g *stream.Gold, hasAnswer bool, opt EvalOpti
 	}
 	if g.Answerable && (len(gold) > 0 || g.AnchorSection != "") {
 		o.CoverageEligible = true
-		o.Covered = Covered(cited, gold, g.AnchorSection, sectionOf)
+		if len(gold) <= smallSet {
+			// Covered without its set of gold ids.
+			for _, id := range cited {
+				if slices.Contains(gold, id) {
+					o.Covered = true
+					break
+				}
+				if sec, ok := sectionOf(id); ok && UnderSection(sec, g.AnchorSection) {
+					o.Covered = true
+					break
+				}
+			}
+		} else {
+			o.Covered = Covered(cited, gold, g.AnchorSection, sectionOf)
+		}
 	}
 	if len(g.RelevantOffsets) > 0 {
 		o.CitationAccEligible = true
@@ -111,13 +128,97 @@ func Evaluate(e *stream.TraceEvent, g *stream.Gold, hasAnswer bool, opt EvalOpti
 		o.HasAnchorDistance, o.AnchorDistance = true, AnchorDistance(sec, g.AnchorSection)
 	}
 
-	state, err := ParseLambdaState(e.LambdaState)
+	state, err := lambdaStateOf(e.LambdaState)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrBadEvent, err)
 	}
 	o.Lambda = window.LambdaRun{State: windowLambda(state), Refused: !o.Shipped, Cited: window.CitedSetHash(cited)}
 	o.Triage = triageIndex(e, claim, cited, o.Shipped)
 	return nil
+}
+
+// lambdaStateOf is ParseLambdaState, without its Python string work for
+// the states as they are normally sent.
+func lambdaStateOf(s string) (LambdaState, error) {
+	switch s {
+	case "":
+		return LambdaNone, nil
+	case "→":
+		return LambdaConvergent, nil
+	case "←":
+		return LambdaDivergent, nil
+	case "<>":
+		return LambdaRecursive, nil
+	case "×":
+		return LambdaChaotic, nil
+	}
+	return ParseLambdaState(s)
+}
+
+// rankedIDs is e.IDs() without its copy when retrieved_ids already lists
+// the ids of topk, as producers usually send both.
+func rankedIDs(e *stream.TraceEvent) []string {
+	if e.TopK == nil || len(e.RetrievedIDs) != len(e.TopK) || e.RetrievedIDs == nil {
+		return e.IDs()
+	}
+	for i := range e.TopK {
+		if e.TopK[i].ID != e.RetrievedIDs[i] {
+			return e.IDs()
+		}
+	}
+	return e.RetrievedIDs
+}
+
+// retrievalAtKs fills RecallStrict, PrecisionAtK and RecallAtK of o for
+// every k at once, with the counts RecallStrict, PrecisionAtK and
+// RecallAtK would make k by k: for each rank, whether its id is the first
+// of its kind and whether it is a gold id. It handles lists of up to 64
+// ranked and smallSet gold ids and says false otherwise.
+func retrievalAtKs(gold, ids []string, ks []int, o *window.Observation) bool {
+	if len(ids) > 64 || len(gold) > smallSet {
+		return false
+	}
+	var first, hit uint64 // bit j: ids[j] is new in ids[:j+1]; ids[j] is a gold id
+	for j, id := range ids {
+		if !slices.Contains(ids[:j], id) {
+			first |= 1 << j
+			if slices.Contains(gold, id) {
+				hit |= 1 << j
+			}
+		}
+	}
+	// The ranks needed to hold every gold id (-1: no gold ids; past the
+	// end: some gold id is not retrieved).
+	need, distinctGold := -1, 0
+	for i, id := range gold {
+		if slices.Contains(gold[:i], id) {
+			continue
+		}
+		distinctGold++
+		pos := slices.Index(ids, id)
+		if pos < 0 {
+			pos = len(ids)
+		}
+		need = max(need, pos)
+	}
+	for i, k := range ks {
+		n := len(TopK(ids, k))
+		upto := uint64(1)<<n - 1
+		inter := bits.OnesCount64(hit & upto)
+		if need < n {
+			o.RecallStrict |= 1 << i
+		}
+		p := 0.0
+		if n > 0 {
+			p = float64(inter) / float64(bits.OnesCount64(first&upto))
+		}
+		o.PrecisionAtK = append(o.PrecisionAtK, p)
+		if distinctGold > 0 {
+			o.RecallAtK = append(o.RecallAtK, float64(inter)/float64(distinctGold))
+			o.HasRecallAtK = true
+		}
+	}
+	return true
 }
 
 func windowLambda(s LambdaState) window.LambdaState {
@@ -193,10 +294,10 @@ func triageIndex(e *stream.TraceEvent, claim string, cited []string, shipped boo
 	if !hasText {
 		return -1
 	}
-	ids := make([]string, len(e.TopK))
-	texts := make([]string, len(e.TopK))
+	var idBuf, textBuf [16]string // on the stack for the usual top k
+	ids, texts := idBuf[:0], textBuf[:0]
 	for i := range e.TopK {
-		ids[i], texts[i] = e.TopK[i].ID, e.TopK[i].Text
+		ids, texts = append(ids, e.TopK[i].ID), append(texts, e.TopK[i].Text)
 	}
 	answer := claim
 	if shipped && len(cited) > 0 {

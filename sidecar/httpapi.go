@@ -23,6 +23,7 @@ func (a *App) routes() http.Handler {
 	})
 	mux.HandleFunc("POST /-/reload", a.handleReload)
 	mux.HandleFunc("GET /api/v1/windows", a.handleWindows)
+	a.gateRoutes(mux)
 	return mux
 }
 
@@ -52,13 +53,16 @@ type MetricValue struct {
 // Report builds the window report of arm and window at now ("" type: every
 // content type together).
 func (a *App) Report(arm, win, contentType string, now time.Time) (WindowReport, bool) {
+	// Counts before the snapshot: an event is counted after it is applied,
+	// so the metrics then hold at least every event counted.
+	events := a.outcomes.Counts(arm, win, now).Map()
 	snap, ok := a.win.Snapshot(arm, win, contentType, now)
 	if !ok {
 		return WindowReport{}, false
 	}
 	rep := WindowReport{
 		Arm: arm, Window: win, Type: contentType,
-		Events:  a.outcomes.Counts(arm, win, now).Map(),
+		Events:  events,
 		Metrics: make(map[string]MetricValue, len(snap.Metrics)),
 	}
 	for name, v := range snap.Metrics {

@@ -27,7 +27,9 @@ const (
 // handle is called by the NATS subscriptions, one goroutine per kind.
 func (a *App) handle(m *stream.Message) {
 	start := time.Now()
-	kind := m.Kind.String()
+	// Arrival time on the app's clock: join and pair ages are compared with
+	// a.now() in expire, and it stands in for a missing event time.
+	m.Received = a.now()
 	subjectArm := a.arms.get(orDefault(stream.ArmFromSubject(m.Subject), stream.DefaultArm))
 	if len(m.Data) > a.cfg.Limits.MaxMessageBytes {
 		a.reject(m, subjectArm, ReasonTooLarge, "message of "+itoa(len(m.Data))+" bytes")
@@ -38,11 +40,11 @@ func (a *App) handle(m *stream.Message) {
 	} else {
 		a.handleTrace(m, subjectArm)
 	}
-	a.metrics.processing.WithLabelValues(kind).Observe(time.Since(start).Seconds())
+	a.metrics.processingOf(m.Kind).Observe(time.Since(start).Seconds())
 }
 
 func (a *App) handleTrace(m *stream.Message, subjectArm string) {
-	e, err := stream.DecodeTrace(m.Data)
+	e, err := stream.DecodeTraceShared(m.Data) // nats.go gives each message its own payload
 	if err != nil {
 		a.reject(m, subjectArm, decodeReason(err), err.Error())
 		return
@@ -56,19 +58,21 @@ func (a *App) handleTrace(m *stream.Message, subjectArm string) {
 	} else {
 		e.Arm = a.arms.get(e.Arm)
 	}
+	sent := e.TS // zero: the event carries no ts
 	if e.TS.IsZero() {
 		e.TS = m.Received
 	}
 	switch m.Kind {
 	case stream.KindTrace:
-		a.score(m, &e, true)
+		a.score(m, &e, true, sent)
 	case stream.KindRetrieval, stream.KindAnswer:
-		a.join(m, &e)
+		a.join(m, &e, sent)
 	}
 }
 
-// join pairs split retrieval and answer halves on (arm, request_id).
-func (a *App) join(m *stream.Message, e *stream.TraceEvent) {
+// join pairs split retrieval and answer halves on (arm, request_id). sent
+// is the ts of this half, zero when it had none.
+func (a *App) join(m *stream.Message, e *stream.TraceEvent, sent time.Time) {
 	a.joinMu.Lock()
 	merged, joined, evicted, err := a.joiner.Offer(m.Kind, *e, m.Received)
 	a.joinMu.Unlock()
@@ -77,14 +81,14 @@ func (a *App) join(m *stream.Message, e *stream.TraceEvent) {
 	case errors.Is(err, stream.ErrNoRequestID):
 		if m.Kind == stream.KindRetrieval {
 			// Nothing can ever join it: score what it has.
-			a.score(m, e, false)
+			a.score(m, e, false, sent)
 			return
 		}
 		a.reject(m, e.Arm, ReasonNoRequestID, "an answer half needs request_id to be joined")
 	case err != nil:
 		a.reject(m, e.Arm, ReasonQIDMismatch, err.Error())
 	case joined:
-		a.score(m, &merged, true)
+		a.score(m, &merged, true, sent)
 	}
 }
 
@@ -100,7 +104,7 @@ func (a *App) settle(gone []stream.Pending) {
 		}
 		a.count(p.Kind, p.Event.Arm, window.JoinTimeout)
 		if p.Kind == stream.KindRetrieval {
-			a.scoreEvent(p.Kind, &p.Event, false)
+			a.scoreEvent(p.Kind, &p.Event, false, time.Time{})
 		}
 	}
 }
@@ -117,15 +121,17 @@ func (a *App) expire(now time.Time) {
 }
 
 // score joins an event to its gold item and applies it to the windows.
-func (a *App) score(m *stream.Message, e *stream.TraceEvent, hasAnswer bool) {
-	reason, detail := a.scoreEvent(m.Kind, e, hasAnswer)
+func (a *App) score(m *stream.Message, e *stream.TraceEvent, hasAnswer bool, sent time.Time) {
+	reason, detail := a.scoreEvent(m.Kind, e, hasAnswer, sent)
 	if reason != "" {
 		a.reject(m, e.Arm, reason, detail)
 	}
 }
 
 // scoreEvent returns a rejection reason when the event cannot be scored.
-func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool) (reason, detail string) {
+// sent is the ts the event carried (zero: none); the time from it to the
+// window add is observed as the event lag.
+func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool, sent time.Time) (reason, detail string) {
 	g, ok := a.gold.Lookup(e.QID)
 	if !ok {
 		a.count(kind, e.Arm, window.Unlabeled)
@@ -136,23 +142,31 @@ func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool)
 	if err := Evaluate(e, g, hasAnswer, a.evalOpt, o); err != nil {
 		return ReasonBadEvent, err.Error()
 	}
-	switch err := a.win.Add(o, a.now()); {
+	now := a.now()
+	switch err := a.win.Add(o, now); {
 	case errors.Is(err, window.ErrLate):
-		a.count(kind, e.Arm, window.Late)
+		a.countAt(kind, e.Arm, window.Late, now)
 		return "", ""
 	case errors.Is(err, window.ErrFuture):
 		return ReasonFuture, "ts " + e.TS.Format(time.RFC3339) + " is ahead of this clock by more than window.max_lateness"
 	case err != nil:
 		return ReasonBadObservation, err.Error()
 	}
+	if !sent.IsZero() {
+		a.metrics.lag.Observe(max(0, now.Sub(sent).Seconds()))
+	}
 	a.metrics.observe(o, len(a.cfg.K))
-	a.count(kind, e.Arm, window.Scored)
+	a.countAt(kind, e.Arm, window.Scored, now)
 	return "", ""
 }
 
 func (a *App) count(kind stream.Kind, arm string, o window.Outcome) {
-	a.metrics.events.WithLabelValues(kind.String(), arm, o.String()).Inc()
-	a.outcomes.Count(arm, o, a.now())
+	a.countAt(kind, arm, o, a.now())
+}
+
+func (a *App) countAt(kind stream.Kind, arm string, o window.Outcome, now time.Time) {
+	a.metrics.event(kind, arm, o).Inc()
+	a.outcomes.Count(arm, o, now)
 }
 
 // reject counts a refused event and publishes it to the dead-letter

@@ -2,10 +2,12 @@ package sidecar
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -17,6 +19,7 @@ type appMetrics struct {
 	denominator *prometheus.CounterVec // arm, metric
 	deltaS      *prometheus.HistogramVec
 	processing  *prometheus.HistogramVec
+	lag         prometheus.Histogram
 	goldItems   prometheus.Gauge
 	goldReloads *prometheus.CounterVec // result
 	goldOK      prometheus.Gauge
@@ -25,10 +28,26 @@ type appMetrics struct {
 	slowDrops   prometheus.Counter
 	disconnects prometheus.Counter
 
-	mu      sync.Mutex
-	perArm  map[string]*armCounters
-	metricK []string // per-event proportion metrics, in counter index order
+	// The hot path reads these caches without locks: each map is replaced
+	// whole (under mu) when an arm is added, and arms are capped.
+	mu        sync.Mutex
+	perArm    atomic.Pointer[map[string]*armCounters]
+	armEvents atomic.Pointer[map[string]*armEventCounters]
+	processed [stream.NumKinds]atomic.Pointer[observerBox]
+	metricK   []string // per-event proportion metrics, in counter index order
 }
+
+// armEventCounters caches one arm's shadoweval_events_total children. They
+// are made on first use, as WithLabelValues would, so no series appears
+// before its first event.
+type armEventCounters struct {
+	arm string
+	c   [stream.NumKinds][len(window.Outcomes)]atomic.Pointer[counterBox]
+}
+
+type counterBox struct{ prometheus.Counter }
+
+type observerBox struct{ prometheus.Observer }
 
 // armCounters caches one arm's counter children so the hot path does no
 // label hashing.
@@ -64,6 +83,13 @@ func newAppMetrics(reg prometheus.Registerer, ks []int) *appMetrics {
 			[]float64{0.1, 0.2, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.85, 1}, "arm", "which"),
 		processing: nativeHist("shadoweval_processing_seconds", "Time from receiving an event to applying it to the windows.",
 			prometheus.ExponentialBuckets(1e-6, 4, 10), "kind"),
+		lag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "shadoweval_event_lag_seconds", Help: "Time from an event's ts to its addition to the windows (events that carry ts and are scored).",
+			Buckets:                         prometheus.ExponentialBucketsRange(50e-6, 120, 64),
+			NativeHistogramBucketFactor:     1.1,
+			NativeHistogramMaxBucketNumber:  160,
+			NativeHistogramMinResetDuration: time.Hour,
+		}),
 		goldItems: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "shadoweval_gold_items", Help: "Gold items (distinct qids) in force.",
 		}),
@@ -85,14 +111,13 @@ func newAppMetrics(reg prometheus.Registerer, ks []int) *appMetrics {
 		disconnects: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "shadoweval_nats_disconnects_total", Help: "Times the NATS connection was lost.",
 		}),
-		perArm:  make(map[string]*armCounters),
 		metricK: proportionMetricNames(ks),
 	}
 	for _, r := range []string{"success", "failure"} {
 		m.goldReloads.WithLabelValues(r)
 		m.deadLetters.WithLabelValues(r)
 	}
-	reg.MustRegister(m.events, m.rejected, m.numerator, m.denominator, m.deltaS, m.processing,
+	reg.MustRegister(m.events, m.rejected, m.numerator, m.denominator, m.deltaS, m.processing, m.lag,
 		m.goldItems, m.goldReloads, m.goldOK, m.goldLast, m.deadLetters, m.slowDrops, m.disconnects)
 	return m
 }
@@ -111,13 +136,20 @@ func proportionMetricNames(ks []int) []string {
 }
 
 func (m *appMetrics) arm(arm string) *armCounters {
+	if p := m.perArm.Load(); p != nil {
+		if c, ok := (*p)[arm]; ok {
+			return c
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c, ok := m.perArm[arm]
-	if ok {
-		return c
+	old := m.perArm.Load()
+	if old != nil {
+		if c, ok := (*old)[arm]; ok {
+			return c
+		}
 	}
-	c = &armCounters{
+	c := &armCounters{
 		dsCited: m.deltaS.WithLabelValues(arm, "cited"),
 		dsRetr:  m.deltaS.WithLabelValues(arm, "retrieved"),
 	}
@@ -125,8 +157,65 @@ func (m *appMetrics) arm(arm string) *armCounters {
 		c.num = append(c.num, m.numerator.WithLabelValues(arm, name))
 		c.den = append(c.den, m.denominator.WithLabelValues(arm, name))
 	}
-	m.perArm[arm] = c
+	m.perArm.Store(withEntry(old, arm, c))
 	return c
+}
+
+// withEntry is a copy of *old (nil: empty) with k set to v.
+func withEntry[V any](old *map[string]V, k string, v V) *map[string]V {
+	next := make(map[string]V, 1)
+	if old != nil {
+		for k, v := range *old {
+			next[k] = v
+		}
+	}
+	next[k] = v
+	return &next
+}
+
+// event is the shadoweval_events_total child of (kind, arm, outcome).
+func (m *appMetrics) event(kind stream.Kind, arm string, o window.Outcome) prometheus.Counter {
+	if kind < 0 || kind >= stream.NumKinds || o < 0 || int(o) >= len(window.Outcomes) {
+		return m.events.WithLabelValues(kind.String(), arm, o.String())
+	}
+	var ac *armEventCounters
+	if p := m.armEvents.Load(); p != nil {
+		ac = (*p)[arm]
+	}
+	if ac == nil {
+		m.mu.Lock()
+		old := m.armEvents.Load()
+		if old != nil {
+			ac = (*old)[arm]
+		}
+		if ac == nil {
+			ac = &armEventCounters{arm: arm}
+			m.armEvents.Store(withEntry(old, arm, ac))
+		}
+		m.mu.Unlock()
+	}
+	slot := &ac.c[kind][o]
+	if b := slot.Load(); b != nil {
+		return b.Counter
+	}
+	// Racing goroutines get the same child from the vector.
+	c := m.events.WithLabelValues(kind.String(), arm, o.String())
+	slot.Store(&counterBox{c})
+	return c
+}
+
+// processing is the shadoweval_processing_seconds child of kind.
+func (m *appMetrics) processingOf(kind stream.Kind) prometheus.Observer {
+	if kind < 0 || kind >= stream.NumKinds {
+		return m.processing.WithLabelValues(kind.String())
+	}
+	slot := &m.processed[kind]
+	if b := slot.Load(); b != nil {
+		return b.Observer
+	}
+	h := m.processing.WithLabelValues(kind.String())
+	slot.Store(&observerBox{h})
+	return h
 }
 
 // observe adds one scored observation to the counters and histograms, with

@@ -114,7 +114,32 @@ type answerWire struct {
 
 // DecodeTrace decodes and validates one trace event. Unknown fields are
 // ignored. The error is a *FieldError.
+//
+// Well-formed events take a token-level fast path (tracefast.go); anything
+// it is not sure of, every error included, is decoded again by the
+// reflection decoder below, which stays the reference: same results, same
+// error texts (FuzzDecodeTraceFast compares them).
 func DecodeTrace(line []byte) (TraceEvent, error) {
+	if e, ok := decodeTraceFast(line, false); ok {
+		return e, nil
+	}
+	return decodeTraceReflect(line)
+}
+
+// DecodeTraceShared is DecodeTrace for a line that nobody modifies
+// afterwards, such as the payload nats.go allocates for each message: the
+// strings of the event may share the line's memory instead of a copy of
+// it (the qid, which the windows keep, is still copied).
+func DecodeTraceShared(line []byte) (TraceEvent, error) {
+	if e, ok := decodeTraceFast(line, true); ok {
+		return e, nil
+	}
+	return decodeTraceReflect(line)
+}
+
+// decodeTraceReflect is the reference decoder: json.Unmarshal into
+// traceWire, then the checks of SPEC §2.2.
+func decodeTraceReflect(line []byte) (TraceEvent, error) {
 	var w traceWire
 	if err := unmarshal(line, &w); err != nil {
 		return TraceEvent{}, err

@@ -30,6 +30,7 @@ func commands() []command {
 		{"triage", "triage TRACE CHUNKS                                           offline seed 004 labels", runTriage},
 		{"replay", "replay FILE [--subject S] [--rate N] [--nats-url U]          publish a JSONL file to NATS", runReplay},
 		{"config", "config (check FILE... | defaults)                        check or print the configuration", runConfig},
+		{"rules", "rules [--config F] [--prometheusrule --name N --namespace NS]    Prometheus alert rules of the gates", runRules},
 		{"gen", "gen --gold F --trace F [--items N] [--seed N]                 write test data", runGen},
 	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar"
+	"github.com/shadoweval/shadoweval/sidecar/gates"
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/stream/gen"
 )
@@ -113,7 +114,11 @@ func Run(ctx context.Context, opt Options) (err error) {
 
 	listen, fellBack := pickListen(opt.Listen)
 	cfg := tourConfig(goldPath, filepath.Join(dir, "nats"), listen)
-	app, err := sidecar.New(sidecar.Options{Config: cfg, Logger: opt.Logger})
+	out := newPrinter(opt.Out, cfg.Gates)
+	start := time.Now()
+	app, err := sidecar.New(sidecar.Options{Config: cfg, Logger: opt.Logger, OnGateTransition: func(tr gates.Transition) {
+		out.transition(time.Since(start), tr)
+	}})
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
@@ -151,7 +156,6 @@ func Run(ctx context.Context, opt Options) (err error) {
 	}
 	defer nc.Close()
 
-	out := newPrinter(opt.Out, cfg.Gates)
 	out.banner(opt, app, goldPath, fellBack)
 	t := &tour{opt: opt, app: app, nc: nc, out: out}
 	t.src = gen.NewTraceSource(gen.Options{
@@ -237,8 +241,9 @@ func pickListen(asked string) (addr string, fellBack bool) {
 
 // tourConfig is config.Default() tuned for a short tour: windows short
 // enough to move within a minute, the embedded NATS server with its store in
-// the tour's directory. The shipped gates judge the 5m window, which the
-// tour keeps, so they stay as they are.
+// the tour's directory, and a few gates on the 1m window (the shipped ones
+// judge 5m, too slow to watch) so that the canary's fall shows as gate
+// transitions and a failing verdict within the tour.
 func tourConfig(gold, storeDir, listen string) *config.Config {
 	cfg := config.Default()
 	cfg.NATS.URL = ""
@@ -250,6 +255,12 @@ func tourConfig(gold, storeDir, listen string) *config.Config {
 		{Length: config.Duration(5 * time.Minute), Resolution: config.Duration(10 * time.Second)},
 	}
 	cfg.Lambda.MinRuns = 3
+	cfg.Gates = []config.Gate{
+		{Name: "demo_precision", Metric: "precision", Op: ">=", Threshold: 0.80, Window: "1m", MinSamples: 100, Severity: "page"},
+		{Name: "demo_chr", Metric: "chr", Op: ">=", Threshold: 0.75, Window: "1m", MinSamples: 100, Severity: "page"},
+		{Name: "demo_precision_vs_live", Metric: "precision", CompareTo: "live", Op: ">=", Threshold: -0.05, Window: "1m", MinSamples: 100, Arms: []string{"canary"}, Severity: "warning"},
+		{Name: "demo_recall_at_5_vs_live", Metric: "recall_at_5", CompareTo: "live", Op: ">=", Threshold: -0.02, Window: "1m", MinSamples: 100, Arms: []string{"canary"}, Severity: "warning"},
+	}
 	return &cfg
 }
 

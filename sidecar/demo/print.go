@@ -2,8 +2,10 @@ package demo
 
 import (
 	"fmt"
+	"github.com/shadoweval/shadoweval/sidecar/gates"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -225,4 +227,29 @@ func (p *printer) compare(canary, live *sidecar.WindowReport, degraded bool, aft
 	if !degraded {
 		p.printf("(the canary had not degraded yet: it degrades after %s)\n", after)
 	}
+}
+
+// transition prints a gate's change of state as one line (one write, so it
+// stays whole next to the tour's own lines). Only changes a reader acts on
+// are shown: pending, firing and resolved.
+func (p *printer) transition(at time.Duration, tr gates.Transition) {
+	switch tr.State {
+	case gates.Pending, gates.Firing, gates.Resolved:
+	default:
+		return
+	}
+	code := ansiRed
+	if tr.State == gates.Resolved {
+		code = ansiBold
+	}
+	value := "—"
+	if tr.Value != nil {
+		value = strconv.FormatFloat(*tr.Value, 'f', 3, 64)
+	}
+	metric := tr.Metric
+	if tr.CompareTo != "" {
+		metric += " vs " + tr.CompareTo
+	}
+	p.printf("%5s  %s gate %s on %s: %s = %s, wants %s %s (%d samples)\n", formatElapsed(at), p.paint(code, "■ "+tr.State.String()),
+		tr.Gate, tr.Arm, metric, value, tr.Op, strconv.FormatFloat(tr.Threshold, 'f', 2, 64), tr.Samples)
 }

@@ -1,0 +1,349 @@
+package alert
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/shadoweval/shadoweval/config"
+)
+
+// syncBuffer collects a process's output for failure messages.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// freePort is a TCP port on 127.0.0.1 that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// notification is the part of an Alertmanager webhook notification the
+// test reads.
+type notification struct {
+	Alerts []struct {
+		Status      string            `json:"status"`
+		Labels      map[string]string `json:"labels"`
+		Annotations map[string]string `json:"annotations"`
+		StartsAt    time.Time         `json:"startsAt"`
+		EndsAt      time.Time         `json:"endsAt"`
+	} `json:"alerts"`
+}
+
+// startAlertmanager runs the real alertmanager binary with clustering off,
+// its data in a temporary directory, a null receiver by default and, for
+// alertname precision_floor, a webhook to capture, which sees what
+// Alertmanager made of our alerts, resolved ones included. It returns the
+// base URL.
+func startAlertmanager(t *testing.T, addr, capture string) string {
+	t.Helper()
+	bin := needBinary(t, "prometheus-alertmanager", "prometheus-alertmanager", "alertmanager")
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`route:
+  receiver: "null"
+  group_by: ["..."]
+  group_wait: 10ms
+  group_interval: 100ms
+  repeat_interval: 1h
+  routes:
+    - matchers: ['alertname="precision_floor"']
+      receiver: capture
+receivers:
+  - name: "null"
+  - name: capture
+    webhook_configs:
+      - url: %q
+        send_resolved: true
+`, capture)
+	cfgFile := filepath.Join(dir, "alertmanager.yml")
+	if err := os.WriteFile(cfgFile, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin,
+		"--config.file="+cfgFile,
+		"--storage.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr,
+		"--cluster.listen-address=",
+		"--log.level=debug",
+	)
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cancel() // kills the process we started
+		<-exited
+		if t.Failed() {
+			t.Logf("alertmanager output:\n%s", out.String())
+		}
+	})
+	base := "http://" + addr
+	deadline := time.Now().Add(waitLimit)
+	for {
+		select {
+		case <-exited:
+			t.Fatalf("alertmanager exited at start:\n%s", out.String())
+		default:
+		}
+		if resp, err := http.Get(base + "/-/ready"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("alertmanager not ready after %v:\n%s", waitLimit, out.String())
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval
+	}
+}
+
+// gettableAlert is an alert of Alertmanager's GET /api/v2/alerts.
+type gettableAlert struct {
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	StartsAt    time.Time         `json:"startsAt"`
+	EndsAt      time.Time         `json:"endsAt"`
+	Status      struct {
+		State string `json:"state"`
+	} `json:"status"`
+	Receivers []struct {
+		Name string `json:"name"`
+	} `json:"receivers"`
+}
+
+func getAlerts(t *testing.T, base string) []gettableAlert {
+	t.Helper()
+	resp, err := http.Get(base + "/api/v2/alerts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/v2/alerts: %s %v %s", resp.Status, err, body)
+	}
+	var list []gettableAlert
+	if err := json.Unmarshal(body, &list, json.RejectUnknownMembers(false)); err != nil {
+		t.Fatalf("GET /api/v2/alerts: %v\n%s", err, body)
+	}
+	return list
+}
+
+func findAlert(list []gettableAlert, gate, arm string) (gettableAlert, bool) {
+	for _, a := range list {
+		if a.Labels["gate"] == gate && a.Labels["arm"] == arm {
+			return a, true
+		}
+	}
+	return gettableAlert{}, false
+}
+
+// amMetric is the sum of the samples of name whose label text holds all
+// of parts, from Alertmanager's /metrics.
+func amMetric(t *testing.T, base, name string, parts ...string) float64 {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var sum float64
+lines:
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		for _, p := range parts {
+			if !strings.Contains(line, p) {
+				continue lines
+			}
+		}
+		var v float64
+		if _, err := fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v); err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
+
+// TestRealAlertmanager sends a firing then a resolved alert through the
+// Dispatcher to the real alertmanager binary.
+func TestRealAlertmanager(t *testing.T) {
+	var mu sync.Mutex
+	var notes []notification
+	capture := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n notification
+		body, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(body, &n, json.RejectUnknownMembers(false)); err != nil {
+			t.Errorf("Alertmanager notification %s: %v", body, err)
+		}
+		mu.Lock()
+		notes = append(notes, n)
+		mu.Unlock()
+	}))
+	t.Cleanup(capture.Close)
+	base := startAlertmanager(t, fmt.Sprintf("127.0.0.1:%d", freePort(t)), capture.URL)
+
+	const resend = time.Minute
+	d, reg := start(t, Options{
+		Config:       config.AlertingConfig{AlertmanagerURL: base, Resend: config.Duration(resend)},
+		GeneratorURL: "http://sidecar.example:9464/",
+	})
+	firing := testAlert("precision_floor", "canary", StatusFiring)
+	// A bystander on another gate, routed to the null receiver: it must
+	// stay active when ours resolves.
+	bystander := testAlert("ship_chr", "live", StatusFiring)
+	bystander.Metric, bystander.Severity = "chr", "warning"
+	sent := time.Now()
+	d.Notify(firing)
+	d.Notify(bystander)
+
+	var got gettableAlert
+	waitFor(t, waitLimit, "the firing alert active in Alertmanager", func() bool {
+		var ok bool
+		got, ok = findAlert(getAlerts(t, base), "precision_floor", "canary")
+		return ok && got.Status.State == "active"
+	})
+	wantLabels := map[string]string{"alertname": "precision_floor", "gate": "precision_floor", "arm": "canary", "severity": "page", "metric": "precision"}
+	if !equalMaps(got.Labels, wantLabels) {
+		t.Errorf("labels %v, want %v", got.Labels, wantLabels)
+	}
+	wantAnn := map[string]string{
+		"value": "0.7", "threshold": "0.8", "window": "5m", "samples": "250",
+		"summary":     "Gate precision_floor firing on arm canary",
+		"description": "precision over 5m is 0.7; the gate wants >= 0.8 (250 samples).",
+	}
+	if !equalMaps(got.Annotations, wantAnn) {
+		t.Errorf("annotations %v, want %v", got.Annotations, wantAnn)
+	}
+	if !got.StartsAt.Equal(firing.StartsAt) {
+		t.Errorf("startsAt %v, want %v", got.StartsAt, firing.StartsAt)
+	}
+	// endsAt = send time + 3 × resend: Alertmanager resolves it by itself
+	// if the re-sends stop.
+	if lo, hi := sent.Add(3*resend-time.Second), time.Now().Add(3*resend+time.Second); got.EndsAt.Before(lo) || got.EndsAt.After(hi) {
+		t.Errorf("endsAt %v, want in [%v, %v]", got.EndsAt, lo, hi)
+	}
+	if len(got.Receivers) != 1 || got.Receivers[0].Name != "capture" {
+		t.Errorf("receivers %+v", got.Receivers)
+	}
+	waitFor(t, waitLimit, "the firing notification", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(notes) > 0
+	})
+
+	resolved := firing
+	resolved.Status = StatusResolved
+	resolved.Value = ptr(0.85)
+	resolved.EndsAt = time.Now().Truncate(time.Millisecond)
+	d.Notify(resolved)
+	// Alertmanager's API lists no resolved alert: ours leaves the list,
+	// the bystander stays, and the notification of the capture receiver
+	// says resolved with our endsAt.
+	waitFor(t, waitLimit, "the alert resolved in Alertmanager", func() bool {
+		_, ok := findAlert(getAlerts(t, base), "precision_floor", "canary")
+		return !ok
+	})
+	if a, ok := findAlert(getAlerts(t, base), "ship_chr", "live"); !ok || a.Status.State != "active" || len(a.Receivers) != 1 || a.Receivers[0].Name != "null" {
+		t.Errorf("the bystander: %+v %v", a, ok)
+	}
+	if n := amMetric(t, base, "alertmanager_alerts_received_total", `status="resolved"`); n != 1 {
+		t.Errorf("alertmanager_alerts_received_total{status=resolved} = %v, want 1", n)
+	}
+	waitFor(t, waitLimit, "the resolved notification", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, n := range notes {
+			for _, a := range n.Alerts {
+				if a.Status == "resolved" && a.Labels["gate"] == "precision_floor" {
+					if !a.EndsAt.Equal(resolved.EndsAt) || !a.StartsAt.Equal(firing.StartsAt) ||
+						a.Annotations["value"] != "0.85" || a.Annotations["summary"] != "Gate precision_floor resolved on arm canary" {
+						t.Errorf("resolved alert as Alertmanager notifies it: %+v, want endsAt %v", a, resolved.EndsAt)
+					}
+					return true
+				}
+			}
+		}
+		return false
+	})
+	if n := notifications(t, reg, ReceiverAlertmanager, resultSent); n != 3 {
+		t.Errorf("sent %v, want 3", n)
+	}
+	if n := notifications(t, reg, ReceiverAlertmanager, resultFailed) + retries(t, reg, ReceiverAlertmanager); n != 0 {
+		t.Errorf("failures or retries: %v", n)
+	}
+}
+
+// TestRealAlertmanagerComesBack: while Alertmanager is down, Notify
+// stays non-blocking, NATS delivers, and the failed attempts are retried
+// and counted; once it is up, the retry delivers.
+func TestRealAlertmanagerComesBack(t *testing.T) {
+	needBinary(t, "prometheus-alertmanager", "prometheus-alertmanager", "alertmanager")
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	published := make(chan Alert, 10)
+	d, reg := start(t, Options{
+		Config:        config.AlertingConfig{AlertmanagerURL: "http://" + addr},
+		Publish:       chanPublish(t, published),
+		SubjectPrefix: "shadoweval.alerts",
+		MaxAttempts:   1000,
+		MinBackoff:    10 * time.Millisecond,
+		MaxBackoff:    50 * time.Millisecond,
+	})
+	d.Notify(testAlert("ship_precision", "canary", StatusFiring))
+	if a := <-published; a.Gate != "ship_precision" {
+		t.Errorf("nats got %+v", a)
+	}
+	waitFor(t, waitLimit, "two retries", func() bool { return retries(t, reg, ReceiverAlertmanager) >= 2 })
+	if n := notifications(t, reg, ReceiverAlertmanager, resultSent); n != 0 {
+		t.Fatalf("sent %v with Alertmanager down", n)
+	}
+	base := startAlertmanager(t, addr, "http://127.0.0.1:1/unused")
+	waitFor(t, waitLimit, "the alert in Alertmanager", func() bool {
+		_, ok := findAlert(getAlerts(t, base), "ship_precision", "canary")
+		return ok
+	})
+	waitFor(t, waitLimit, "the send counted", func() bool { return notifications(t, reg, ReceiverAlertmanager, resultSent) == 1 })
+	if n := notifications(t, reg, ReceiverAlertmanager, resultFailed) + notifications(t, reg, ReceiverAlertmanager, resultDropped); n != 0 {
+		t.Errorf("failed or dropped: %v", n)
+	}
+}

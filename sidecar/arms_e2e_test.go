@@ -1,0 +1,92 @@
+package sidecar_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/shadoweval/shadoweval/config"
+)
+
+// TestUnknownQIDsAreUnlabeled: events whose qid is not in the gold set are
+// counted unlabeled, in the windows API and in shadoweval_events_total,
+// and scored in no metric.
+func TestUnknownQIDsAreUnlabeled(t *testing.T) {
+	t.Parallel()
+	h := startApp(t, appOptions{goldFile: "testdata/gold_v1.jsonl"})
+	h.publishJSON("rag.trace.u", goodTrace("A1"))
+	for _, qid := range []string{"Z1", "Z2", "a1"} { // a1: qids are case-sensitive
+		ev := goodTrace("A1")
+		ev.QID = qid
+		h.publishJSON("rag.trace.u", ev)
+	}
+	// q_id is the alias of qid: unknown all the same.
+	h.publish("rag.trace.u", []byte(`{"q_id":"Z4","retrieved_ids":["p1#1"],"answer_json":{"claim":"x","citations":["p1#1"]}}`))
+
+	// The same known event alone, in another arm, for reference.
+	h.publishJSON("rag.trace.ref", goodTrace("A1"))
+
+	rep := h.waitEvents("u", map[string]int64{"scored": 1, "unlabeled": 4})
+	ref := h.waitEvents("ref", map[string]int64{"scored": 1})
+	if d := diffMetrics(ref, rep); len(d) > 0 {
+		t.Errorf("unlabeled events moved metrics:\n%s", strings.Join(d, "\n"))
+	}
+	if got := samples(t, rep, "precision"); got != 1 {
+		t.Errorf("precision has %d samples, want 1", got)
+	}
+	if got := value(t, rep, "precision"); got != 1 {
+		t.Errorf("precision = %v, want 1", got)
+	}
+	h.checkMetric("shadoweval_events_total", map[string]string{"kind": "trace", "arm": "u", "outcome": "unlabeled"}, 4)
+	h.checkMetric("shadoweval_events_total", map[string]string{"kind": "trace", "arm": "u", "outcome": "scored"}, 1)
+}
+
+// TestArmResolution: the arm is the event's arm field, else the last token
+// of the subject, else live.
+func TestArmResolution(t *testing.T) {
+	t.Parallel()
+	t.Run("field_then_subject", func(t *testing.T) {
+		t.Parallel()
+		h := startApp(t, appOptions{goldFile: "testdata/gold_v1.jsonl"})
+		ev := goodTrace("A1")
+		ev.Arm = "bar"
+		h.publishJSON("rag.trace.foo", ev) // field wins
+		h.publishJSON("rag.trace.foo", goodTrace("A2"))
+		h.publishJSON("rag.trace.foo", goodTrace("U1"))
+		h.publishJSON("rag.trace.deep.baz", goodTrace("A1")) // last token
+
+		h.waitEvents("bar", map[string]int64{"scored": 1})
+		h.waitEvents("foo", map[string]int64{"scored": 2})
+		h.waitEvents("baz", map[string]int64{"scored": 1})
+		if rep, ok := h.report("live"); ok {
+			t.Errorf("arm live has events %v: every event named its arm", rep.Events)
+		}
+		if got := samples(t, h.mustReport("foo"), "over_refusal"); got != 1 {
+			t.Errorf("arm foo: over_refusal has %d samples, want 1 (A2 only)", got)
+		}
+
+		// Split halves take their arm the same way, and join on it.
+		ret := event{QID: "A1", RequestID: "r1", Arm: "qux", RetrievedIDs: []string{"p1#1"}}
+		ans := event{QID: "A1", RequestID: "r1", Answer: &answer{Claim: "Alpha rejects null keys.", Citations: []string{"p1#1"}}}
+		h.publishJSON("rag.retrieval.foo", ret)
+		h.waitPending(1)
+		h.publishJSON("rag.answer.qux", ans)
+		h.waitEvents("qux", map[string]int64{"scored": 1})
+		h.waitPending(0)
+	})
+	t.Run("default_live", func(t *testing.T) {
+		t.Parallel()
+		// A one-token subject names no arm.
+		h := startApp(t, appOptions{embedded: true, goldFile: "testdata/gold_v1.jsonl", configure: func(c *config.Config) {
+			c.Subjects.Trace = "ragtrace"
+		}})
+		h.publishJSON("ragtrace", goodTrace("A1"))
+		ev := goodTrace("A2")
+		ev.Arm = "canary"
+		h.publishJSON("ragtrace", ev)
+		h.waitEvents("live", map[string]int64{"scored": 1})
+		h.waitEvents("canary", map[string]int64{"scored": 1})
+		if rep, ok := h.report("ragtrace"); ok {
+			t.Errorf("a one-token subject became arm ragtrace: %v", rep.Events)
+		}
+	})
+}

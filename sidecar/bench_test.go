@@ -1,0 +1,190 @@
+package sidecar
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/stream/gen"
+)
+
+// The apply benchmarks time the whole in-process path of one live event,
+// without NATS: App.handle → DecodeTrace → Evaluate → window Add →
+// Prometheus metrics (the cost `shadoweval-load` measures end to end, minus
+// the NATS client). Compare with window.BenchmarkAdd, the window share.
+//
+// Besides ns/op they report cpu-ns/op, the CPU time of the whole process per
+// event (GC and other background work included), and events/s/core =
+// 1e9 / cpu-ns/op, which stays meaningful on a busy machine.
+
+const (
+	benchSeed  = 42
+	benchItems = 1000
+)
+
+// benchShapes are the two message shapes of cmd/shadoweval-load:
+// "compact" (about 200 bytes: qid, ranked ids, answer, delta_s, λ state,
+// ts) and "full" (the whole TraceSource event, about 1.2 KB, with top-k
+// texts, so triage runs too).
+var benchShapes = []string{"compact", "full"}
+
+// compactKeys are the members of a TraceSource event kept by the compact
+// shape, in order.
+var compactKeys = []string{"qid", "q_id", "retrieved_ids", "answer_json", "delta_s", "ΔS", "delta_s_cited", "lambda_state", "λ_state"}
+
+func compactEvent(t testing.TB, full []byte) []byte {
+	var m map[string]jsontext.Value
+	if err := json.Unmarshal(full, &m); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for _, k := range compactKeys {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"` + k + `":`)
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// tsLayout is RFC 3339 with a fixed width, so ts can be patched in place.
+const tsLayout = "2006-01-02T15:04:05.000000000Z"
+
+type benchMsg struct {
+	subject string
+	data    []byte // {"ts":"<30 bytes>", ...}
+}
+
+// benchApp is an App with its gold set loaded and no NATS connection, and
+// messages for it; ts is at byte offset 7 of every message.
+func benchApp(b *testing.B, shape string) (*App, []benchMsg) {
+	dir := b.TempDir()
+	goldPath := filepath.Join(dir, "gold.jsonl")
+	f, err := os.Create(goldPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	opt := gen.Options{Seed: benchSeed, Items: benchItems, Awkward: 0.05, Arms: []string{"live", "canary"}}
+	if err := gen.WriteGold(f, opt); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Gold.File = goldPath
+	a, err := New(Options{Config: &cfg, Registry: prometheus.NewRegistry(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := a.gold.Reload(); err != nil {
+		b.Fatal(err)
+	}
+	src := gen.NewTraceSource(opt)
+	msgs := make([]benchMsg, 1<<14)
+	for i := range msgs {
+		arm := opt.Arms[i%2]
+		ev := src.NextFor(arm)
+		if shape == "compact" {
+			ev = compactEvent(b, ev)
+		}
+		data := append([]byte(`{"ts":"`+time.Now().UTC().Format(tsLayout)+`",`), ev[1:]...)
+		msgs[i] = benchMsg{subject: "rag.trace." + arm, data: data}
+	}
+	return a, msgs
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkApply: one goroutine, as the sidecar's trace subscription.
+func BenchmarkApply(b *testing.B) {
+	for _, shape := range benchShapes {
+		b.Run(shape, func(b *testing.B) {
+			a, msgs := benchApp(b, shape)
+			var size int
+			for _, m := range msgs {
+				size += len(m.data)
+			}
+			b.ReportMetric(float64(size)/float64(len(msgs)), "bytes/msg")
+			runtime.GC()
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := processCPU()
+			n := 0
+			var ts []byte
+			var tsAt time.Time
+			for b.Loop() {
+				m := &msgs[n%len(msgs)]
+				now := time.Now()
+				if n%256 == 0 {
+					// The publisher stamps ts; refresh it often enough
+					// that the lag stays realistic.
+					ts, tsAt = now.UTC().AppendFormat(ts[:0], tsLayout), now
+				}
+				copy(m.data[7:], ts)
+				_ = tsAt
+				a.handle(&stream.Message{Kind: stream.KindTrace, Subject: m.subject, Data: m.data, Received: now})
+				n++
+			}
+			cpu := processCPU() - cpu0
+			b.StopTimer()
+			if n > 0 && cpu > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/op")
+				b.ReportMetric(float64(n)/cpu.Seconds(), "events/s/core")
+			}
+			checkAllScored(b, a, n)
+		})
+	}
+}
+
+// checkAllScored fails the benchmark when an event was rejected: the
+// timings would be of the error path.
+func checkAllScored(b *testing.B, a *App, n int) {
+	b.Helper()
+	mfs, err := a.reg.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var counted float64
+	for _, mf := range mfs {
+		if mf.GetName() != "shadoweval_events_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "outcome" && (l.GetValue() == "rejected" || l.GetValue() == "late") {
+					b.Fatalf("%v events %s", m.GetCounter().GetValue(), l.GetValue())
+				}
+			}
+			counted += m.GetCounter().GetValue()
+		}
+	}
+	if int(counted) < n {
+		b.Fatalf("%v events counted, want at least %d", counted, n)
+	}
+}

@@ -1,0 +1,125 @@
+package sidecar
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/window"
+)
+
+// Evaluate takes shortcuts on the live path (retrievalAtKs, the inline
+// Covered, lambdaStateOf, rankedIDs); each must agree with the function it
+// stands in for.
+
+func TestRetrievalAtKsMatchesPerK(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	pool := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	list := func(max int) []string {
+		n := r.IntN(max + 1)
+		if n == 0 && r.IntN(2) == 0 {
+			return nil
+		}
+		out := make([]string, n)
+		for i := range out {
+			out[i] = pool[r.IntN(len(pool))]
+		}
+		return out
+	}
+	kss := [][]int{{1, 3, 5, 10}, {1}, {2, 4}, {0, 1, 100}, {-1, 3}, {-5, 5}}
+	for n := 0; n < 200000; n++ {
+		gold, ids, ks := list(5), list(14), kss[r.IntN(len(kss))]
+		if r.IntN(50) == 0 {
+			ids = list(70)
+		}
+		var got, want window.Observation
+		if !retrievalAtKs(gold, ids, ks, &got) {
+			if len(ids) <= 64 && len(gold) <= smallSet {
+				t.Fatalf("retrievalAtKs refused %v %v", gold, ids)
+			}
+			continue
+		}
+		for i, k := range ks {
+			if RecallStrict(gold, ids, k) {
+				want.RecallStrict |= 1 << i
+			}
+			want.PrecisionAtK = append(want.PrecisionAtK, PrecisionAtK(gold, ids, k))
+			if v, ok := RecallAtK(gold, ids, k); ok {
+				want.RecallAtK = append(want.RecallAtK, v)
+				want.HasRecallAtK = true
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("gold %q ids %q ks %v:\n got %+v\nwant %+v", gold, ids, ks, got, want)
+		}
+	}
+}
+
+func TestEvaluateCoveredMatchesCovered(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	ids := []string{"a", "b", "c", "d"}
+	secs := []string{"", "S.4", "S.4.2", "S.4.2.1", "S.5", "S.4.20"}
+	for n := 0; n < 50000; n++ {
+		pick := func(max int) []string {
+			out := []string{}
+			for i := r.IntN(max + 1); i > 0; i-- {
+				out = append(out, ids[r.IntN(len(ids))])
+			}
+			return out
+		}
+		var topk []stream.TopKItem
+		for _, id := range pick(4) {
+			topk = append(topk, stream.TopKItem{ID: id, SectionID: secs[r.IntN(len(secs))]})
+		}
+		cited := pick(3)
+		e := &stream.TraceEvent{QID: "q", TopK: topk, HasAnswer: true, Answer: stream.Answer{Citations: cited}}
+		g := &stream.Gold{QID: "q", Answerable: true, GoldCitations: pick(2), AnchorSection: secs[r.IntN(len(secs))], Type: "prose"}
+		var o window.Observation
+		if err := Evaluate(e, g, true, EvalOptions{Ks: []int{5}, Tolerance: 30}, &o); err != nil {
+			t.Fatal(err)
+		}
+		sectionOf := func(id string) (string, bool) {
+			for i := range topk {
+				if topk[i].ID == id && topk[i].SectionID != "" {
+					return topk[i].SectionID, true
+				}
+			}
+			return "", false
+		}
+		eligible := len(g.GoldCitations) > 0 || g.AnchorSection != ""
+		if want := eligible && Covered(cited, g.GoldCitations, g.AnchorSection, sectionOf); o.CoverageEligible != eligible || o.Covered != want {
+			t.Fatalf("cited %q gold %q anchor %q topk %+v: covered %v, Covered %v", cited, g.GoldCitations, g.AnchorSection, topk, o.Covered, want)
+		}
+	}
+}
+
+func TestLambdaStateOfMatchesParse(t *testing.T) {
+	for _, s := range []string{"", "→", "←", "<>", "×", " → ", "Convergent", "chaotic", "x", "→→", "\u00a0←"} {
+		got, gotErr := lambdaStateOf(s)
+		want, wantErr := ParseLambdaState(s)
+		if got != want || (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+			t.Errorf("lambdaStateOf(%q) = %v, %v; ParseLambdaState = %v, %v", s, got, gotErr, want, wantErr)
+		}
+	}
+}
+
+func TestRankedIDsMatchesIDs(t *testing.T) {
+	items := func(ids ...string) []stream.TopKItem {
+		out := []stream.TopKItem{}
+		for _, id := range ids {
+			out = append(out, stream.TopKItem{ID: id})
+		}
+		return out
+	}
+	for _, e := range []stream.TraceEvent{
+		{}, {RetrievedIDs: []string{}}, {RetrievedIDs: []string{"a"}},
+		{TopK: items()}, {TopK: items(), RetrievedIDs: []string{}}, {TopK: items("a", "b"), RetrievedIDs: []string{"a", "b"}},
+		{TopK: items("a", "b"), RetrievedIDs: []string{"b", "a"}}, {TopK: items("a"), RetrievedIDs: []string{"a", "b"}},
+		{TopK: items("a", "b")},
+	} {
+		if got, want := rankedIDs(&e), e.IDs(); !reflect.DeepEqual(got, want) {
+			t.Errorf("rankedIDs(%+v) = %#v, IDs() = %#v", e, got, want)
+		}
+	}
+}

@@ -1,0 +1,142 @@
+package sidecar_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shadoweval/shadoweval/sidecar"
+	"github.com/shadoweval/shadoweval/stream/streamtest"
+)
+
+// TestGoldReload: POST /-/reload swaps in a good file and refuses a bad one,
+// keeping the old set, with the gold metrics telling which happened.
+func TestGoldReload(t *testing.T) {
+	t.Parallel()
+	h := startApp(t, appOptions{goldFile: "testdata/gold_v1.jsonl"})
+
+	for _, path := range []string{"/-/ready", "/-/healthy"} {
+		if code, body := h.get(path); code != http.StatusOK {
+			t.Errorf("GET %s: %d %s, want 200", path, code, body)
+		}
+	}
+	h.checkMetric("shadoweval_gold_items", nil, 6)
+	h.checkMetric("shadoweval_gold_last_reload_successful", nil, 1)
+	h.checkMetric("shadoweval_gold_reloads_total", map[string]string{"result": "success"}, 1)
+	h.checkMetric("shadoweval_gold_reloads_total", map[string]string{"result": "failure"}, 0)
+
+	// N1 is not in gold_v1: unlabeled.
+	h.publishJSON("rag.trace.g", goodTrace("A1"))
+	h.publishJSON("rag.trace.g", goodTrace("N1"))
+	h.waitEvents("g", map[string]int64{"scored": 1, "unlabeled": 1})
+
+	// A good file: N1 is scored from now on.
+	replaceFile(t, "testdata/gold_v2.jsonl", h.goldPath)
+	if code, body := h.post("/-/reload"); code != http.StatusOK {
+		t.Fatalf("POST /-/reload with a good file: %d %s", code, body)
+	}
+	h.checkMetric("shadoweval_gold_items", nil, 7)
+	h.checkMetric("shadoweval_gold_last_reload_successful", nil, 1)
+	h.checkMetric("shadoweval_gold_reloads_total", map[string]string{"result": "success"}, 2)
+	h.publishJSON("rag.trace.g", goodTrace("N1"))
+	h.waitEvents("g", map[string]int64{"scored": 2, "unlabeled": 1})
+
+	// A bad file: refused with its line, the old set stays.
+	replaceFile(t, "testdata/gold_bad.jsonl", h.goldPath)
+	code, body := h.post("/-/reload")
+	if code < 400 {
+		t.Errorf("POST /-/reload with a bad file: status %d, want an error", code)
+	}
+	if msg := string(body); !strings.Contains(msg, h.goldPath+":3:") || !strings.Contains(msg, "answerable") {
+		t.Errorf("POST /-/reload with a bad file says %q, want the file, line 3 and the field", msg)
+	}
+	h.checkMetric("shadoweval_gold_items", nil, 7)
+	h.checkMetric("shadoweval_gold_last_reload_successful", nil, 0)
+	h.checkMetric("shadoweval_gold_reloads_total", map[string]string{"result": "failure"}, 1)
+	h.checkMetric("shadoweval_gold_reloads_total", map[string]string{"result": "success"}, 2)
+	h.publishJSON("rag.trace.g", goodTrace("N1")) // still known
+	h.waitEvents("g", map[string]int64{"scored": 3, "unlabeled": 1})
+	if code, body := h.get("/-/ready"); code != http.StatusOK {
+		t.Errorf("GET /-/ready after a refused reload: %d %s, want 200 (the old set is in force)", code, body)
+	}
+
+	// Fixed again.
+	replaceFile(t, "testdata/gold_v1.jsonl", h.goldPath)
+	if code, body := h.post("/-/reload"); code != http.StatusOK {
+		t.Fatalf("POST /-/reload with a good file: %d %s", code, body)
+	}
+	h.checkMetric("shadoweval_gold_items", nil, 6)
+	h.checkMetric("shadoweval_gold_last_reload_successful", nil, 1)
+	h.publishJSON("rag.trace.g", goodTrace("N1"))
+	h.waitEvents("g", map[string]int64{"scored": 3, "unlabeled": 2})
+}
+
+// TestGoldWatch: a change of the gold file is picked up without a signal
+// or a request, good or bad.
+func TestGoldWatch(t *testing.T) {
+	t.Parallel()
+	h := startApp(t, appOptions{goldFile: "testdata/gold_v1.jsonl", goldWatch: 5 * time.Millisecond})
+	h.checkMetric("shadoweval_gold_items", nil, 6)
+
+	replaceFile(t, "testdata/gold_v2.jsonl", h.goldPath)
+	h.waitMetric("shadoweval_gold_items", nil, 7)
+	h.publishJSON("rag.trace.w", goodTrace("N1"))
+	h.waitEvents("w", map[string]int64{"scored": 1})
+
+	replaceFile(t, "testdata/gold_bad.jsonl", h.goldPath)
+	h.waitMetric("shadoweval_gold_reloads_total", map[string]string{"result": "failure"}, 1)
+	h.waitMetric("shadoweval_gold_last_reload_successful", nil, 0)
+	h.checkMetric("shadoweval_gold_items", nil, 7)
+	h.publishJSON("rag.trace.w", goodTrace("N1"))
+	h.waitEvents("w", map[string]int64{"scored": 2})
+}
+
+// TestStartRefusesBadGold: Start fails with an error naming the file (and
+// the line, for a malformed row) and the app is not left running.
+func TestStartRefusesBadGold(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	url := streamtest.RunBasic(t).ClientURL()
+	cases := []struct {
+		name, gold string
+		want       []string
+	}{
+		{"missing", filepath.Join(dir, "nope.jsonl"), []string{filepath.Join(dir, "nope.jsonl")}},
+		{"malformed", copyFile(t, "testdata/gold_bad.jsonl", dir, "bad.jsonl"), []string{filepath.Join(dir, "bad.jsonl") + ":3:", "answerable"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			app, err := sidecar.New(sidecar.Options{Config: testConfig(t, url, tc.gold), Now: newFakeClock().Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+			defer cancel()
+			err = app.Start(ctx)
+			if err == nil {
+				app.Stop(ctx)
+				t.Fatalf("Start with gold %s succeeded", tc.gold)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Start error %q does not name %q", err, w)
+				}
+			}
+			if app.Ready() == nil || app.Addr() != "" {
+				t.Errorf("after a failed Start: Ready() = %v, Addr() = %q; want not ready, no listener", app.Ready(), app.Addr())
+			}
+			if err := app.Stop(ctx); err != nil {
+				t.Errorf("Stop after a failed Start: %v", err)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nope.jsonl")); err == nil {
+		t.Error("Start created the missing gold file")
+	}
+}
