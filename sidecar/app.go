@@ -16,6 +16,7 @@ import (
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar/gates"
+	"github.com/shadoweval/shadoweval/sidecar/statuspage"
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/window"
 )
@@ -64,7 +65,9 @@ type App struct {
 	ln       net.Listener
 	srv      *http.Server
 
-	gating *gating
+	gating       *gating
+	history      *statuspage.History
+	historyEvery time.Duration
 
 	connected  atomic.Bool
 	subscribed atomic.Bool
@@ -228,6 +231,7 @@ func (a *App) Start(ctx context.Context) error {
 	a.goBackground(func() { a.gold.Watch(bg, a.goldWait) })
 	a.goBackground(func() { a.expireLoop(bg) })
 	a.goBackground(func() { a.gateLoop(bg) })
+	a.goBackground(func() { a.historyLoop(bg) })
 	a.log.Info("shadoweval ready", "http", a.Addr(), "nats", nc.ConnectedUrlRedacted(), "gold_items", a.gold.Current().Len())
 	return nil
 }

@@ -24,6 +24,7 @@ func (a *App) routes() http.Handler {
 	mux.HandleFunc("POST /-/reload", a.handleReload)
 	mux.HandleFunc("GET /api/v1/windows", a.handleWindows)
 	a.gateRoutes(mux)
+	a.statusRoutes(mux)
 	return mux
 }
 

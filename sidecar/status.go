@@ -1,0 +1,72 @@
+package sidecar
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/shadoweval/shadoweval/sidecar/statuspage"
+)
+
+// statusSource adapts the App to the status page (all content types
+// together).
+type statusSource struct{ a *App }
+
+func (s statusSource) Arms() []string { return s.a.win.Arms() }
+
+func (s statusSource) Windows() []string {
+	var names []string
+	for _, sp := range s.a.win.Specs() {
+		names = append(names, sp.Name)
+	}
+	return names
+}
+
+func (s statusSource) Report(arm, window string) (map[string]statuspage.Value, map[string]int64, bool) {
+	rep, ok := s.a.Report(arm, window, "", s.a.now())
+	if !ok {
+		return nil, nil, false
+	}
+	m := make(map[string]statuspage.Value, len(rep.Metrics))
+	for name, v := range rep.Metrics {
+		sv := statuspage.Value{Samples: v.Samples}
+		if v.Value != nil {
+			sv.Value, sv.Valid = *v.Value, true
+		}
+		m[name] = sv
+	}
+	return m, rep.Events, true
+}
+
+// GateStates gives the gate engine's results for arm.
+func (s statusSource) GateStates(arm string) []statuspage.GateState {
+	var out []statuspage.GateState
+	for _, r := range s.a.gating.engine.Results(arm, "") {
+		out = append(out, statuspage.GateState{
+			Name: r.Gate, Metric: r.Metric, Op: r.Op, Window: r.Window, Severity: r.Severity,
+			State: r.State.String(), Value: r.Value, Threshold: r.Threshold, Samples: r.Samples,
+			CompareTo: r.CompareTo, Reason: r.Reason,
+		})
+	}
+	return out
+}
+
+// statusRoutes mounts the status page at / and records the history its
+// charts draw, once per finest window resolution.
+func (a *App) statusRoutes(mux *http.ServeMux) {
+	a.history = statuspage.NewHistory(0)
+	every := 10 * time.Second
+	for _, s := range a.win.Specs() {
+		a.history.SetResolution(s.Name, s.Resolution)
+		every = min(every, s.Resolution)
+	}
+	a.historyEvery = every
+	src := statusSource{a}
+	h := statuspage.Handler(src, src, a.history, a.now)
+	mux.Handle("GET /{$}", h)
+	mux.Handle("GET /fragment", h)
+}
+
+func (a *App) historyLoop(ctx context.Context) {
+	a.history.Run(ctx, a.historyEvery, statusSource{a}, a.now)
+}

@@ -1,0 +1,183 @@
+//go:build unix
+
+package statuspage_test
+
+// Browser tests: headless Chromium (Debian's `chromium`, installed by
+// `make deps`) loads the status page, runs its script for 6 s of virtual
+// time, so that it fetches /fragment once and swaps it in, then dumps the
+// DOM and takes a screenshot. They skip when Chromium is absent, except
+// under CI, where that is a failure. The screenshot is kept in $ARTIFACT_DIR
+// when set (else in the test's artifact directory: `go test -artifacts`).
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shadoweval/shadoweval/sidecar/statuspage"
+)
+
+// chromium returns the browser to run, or skips (fails under CI).
+func chromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
+		t.Fatal("chromium not found and CI is set: the browser test must run in CI (make deps installs it: apt-get install chromium)")
+	}
+	t.Skip("chromium not found: skipping the browser test (install it with `apt-get install chromium` or `make deps`; under CI=true this is a failure)")
+	return ""
+}
+
+func artifactDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("ARTIFACT_DIR")
+	if dir == "" {
+		return t.ArtifactDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// browse loads url in headless Chromium, lets its scripts run for 6 s of
+// virtual time, and returns the DOM then; the screenshot (1280×2000) is
+// written to the artifact directory as name.png.
+func browse(t *testing.T, url, name string) (dom, shot string) {
+	t.Helper()
+	bin := chromium(t)
+	shot = filepath.Join(artifactDir(t), name+".png")
+	os.Remove(shot)
+	profile := t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin,
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--no-proxy-server", "--hide-scrollbars",
+		"--user-data-dir="+profile,
+		"--window-size=1280,2000",
+		"--virtual-time-budget=6000",
+		"--screenshot="+shot,
+		"--dump-dom", url)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// Chromium forks helpers: run it in its own process group and end
+	// that group (and only it) when done or on timeout.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	err := cmd.Run()
+	if cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // stray helpers of our group
+	}
+	if err != nil {
+		t.Fatalf("chromium: %v (after %s)\nstderr:\n%s", err, time.Since(start).Round(time.Millisecond), tail(stderr.String(), 3000))
+	}
+	t.Logf("chromium ran in %s; screenshot: %s", time.Since(start).Round(time.Millisecond), shot)
+	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
+		t.Errorf("screenshot %s missing or empty (%v)\nstderr:\n%s", shot, err, tail(stderr.String(), 3000))
+	}
+	return stdout.String(), shot
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// countFragments wraps h, counting GET /fragment and calling before first.
+func countFragments(h http.Handler, n *atomic.Int64, before func()) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/fragment" {
+			n.Add(1)
+			if before != nil {
+				before()
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// checkDOM checks what the page must show after its refresh.
+func checkDOM(t *testing.T, dom string, arms []string, firingGate string, fragments int64, wants ...string) {
+	t.Helper()
+	if fragments == 0 {
+		t.Error("the page never fetched /fragment")
+	}
+	if !strings.Contains(dom, `<main id="live">`) {
+		t.Fatalf("no live container in the DOM:\n%s", tail(dom, 2000))
+	}
+	for i, arm := range arms {
+		if !regexp.MustCompile(`<h2 id="arm-` + string(rune('0'+i)) + `">` + regexp.QuoteMeta(arm) + `\b`).MatchString(dom) {
+			t.Errorf("arm %s not shown in position %d after the refresh", arm, i)
+		}
+	}
+	firing := regexp.MustCompile(`<th scope="row">` + regexp.QuoteMeta(firingGate) + `<span class="meta">[^<]*</span>(?:<span class="reason">[^<]*</span>)?</th><td><span class="badge badge-firing">firing</span></td>`)
+	if !firing.MatchString(dom) {
+		t.Errorf("no firing badge for gate %s after the refresh", firingGate)
+	}
+	if !strings.Contains(dom, `id="refresh-note" role="status">Updates every 5 s.</p>`) {
+		t.Errorf("the script did not run or its refresh failed: %s", between(dom, `id="refresh-note"`, "</p>"))
+	}
+	if strings.Contains(dom, `<main id="live" data-stale`) {
+		t.Error("the refresh failed: content marked stale")
+	}
+	for _, w := range wants {
+		if !strings.Contains(dom, w) {
+			t.Errorf("DOM lacks %q (from the refreshed fragment)", w)
+		}
+	}
+	if n := strings.Count(dom, "<svg "); n < 10 {
+		t.Errorf("%d charts in the DOM", n)
+	}
+}
+
+func between(s, a, b string) string {
+	i := strings.Index(s, a)
+	if i < 0 {
+		return ""
+	}
+	s = s[i+len(a):]
+	if j := strings.Index(s, b); j >= 0 {
+		return s[:j]
+	}
+	return s
+}
+
+// TestBrowserFakeSources: the page with fake sources; the fragment served
+// to the script carries a scored count the first page did not have.
+func TestBrowserFakeSources(t *testing.T) {
+	chromium(t)
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	src := statuspage.NewFakeSource()
+	hist := statuspage.NewHistory(60)
+	statuspage.FillHistory(hist, src, now.Add(-10*time.Second))
+	var fragments atomic.Int64
+	h := statuspage.Handler(src, statuspage.NewFakeGates(), hist, func() time.Time { return now })
+	srv := httptest.NewServer(countFragments(h, &fragments, func() { src.SetScored("canary", 424242) }))
+	defer srv.Close()
+
+	dom, _ := browse(t, srv.URL+"/", "statuspage-fake")
+	checkDOM(t, dom, []string{"live", "canary"}, "precision_floor", fragments.Load(), `<td class="num">424242</td>`)
+}

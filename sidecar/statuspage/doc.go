@@ -1,0 +1,26 @@
+// Package statuspage is the sidecar's `GET /` (SPEC §6): per arm, each
+// metric of a window with its value, sample count and a chart of its recent
+// history, the gate states coloured, and the event counts.
+//
+// The page is rendered on the server with html/template: inline SVG charts,
+// no JavaScript library, no external resource (it works offline and under a
+// strict Content-Security-Policy, which it sends). A few lines of inline
+// JavaScript fetch `GET /fragment` every 5 s and swap it in; without
+// JavaScript a meta refresh reloads the page every 15 s.
+//
+// Wiring, in the sidecar:
+//
+//	hist := statuspage.NewHistory(statuspage.DefaultPoints)
+//	finest := specs[0].Resolution
+//	for _, s := range specs { // window.Windows.Specs()
+//		hist.SetResolution(s.Name, s.Resolution)
+//		finest = min(finest, s.Resolution)
+//	}
+//	go hist.Run(ctx, finest, src, now) // or hist.Collect(now(), src) from an existing ticker
+//	mux.Handle("GET /{$}", statuspage.Handler(src, gates, hist, now))
+//	mux.Handle("GET /fragment", sameHandler)
+//
+// where src adapts the App (Arms from Windows.Arms, Windows from the spec
+// names, Report from App.Report over every content type) and gates adapts
+// the gate engine's results (nil until there is one).
+package statuspage

@@ -1,0 +1,457 @@
+package statuspage
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/base64"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shadoweval/shadoweval/window"
+)
+
+// Source is what the page reads: the arms and windows, and one window
+// report (every metric with its sample count, and the event counts by
+// outcome) of an arm. ok=false: no data for that arm and window.
+type Source interface {
+	Arms() []string
+	Windows() []string
+	Report(arm, window string) (metrics map[string]Value, events map[string]int64, ok bool)
+}
+
+// GateSource gives the gate states of an arm, every window.
+type GateSource interface {
+	GateStates(arm string) []GateState
+}
+
+// GateState is one gate of one arm, as the gate engine last judged it.
+// State is inconclusive, ok, pending, firing or resolved. Value is nil when
+// there is none; with CompareTo it is arm − CompareTo. Reason, optional, is
+// shown under the gate.
+type GateState struct {
+	Name, Metric, Op, Window, Severity, State string
+	Value                                     *float64
+	Threshold                                 float64
+	Samples                                   int64
+	CompareTo                                 string
+	Reason                                    string
+}
+
+// RefreshInterval is how often the page fetches /fragment; NoScriptRefresh
+// how often it reloads itself without JavaScript.
+const (
+	RefreshInterval = 5 * time.Second
+	NoScriptRefresh = 15 * time.Second
+)
+
+// eventOutcomes are the event counts shown, in order (SPEC §6).
+var eventOutcomes = window.Outcomes
+
+// armOrder puts the well-known arms first, the others after them by name.
+var armOrder = []string{"live", "shadow", "canary"}
+
+// Handler serves the status page: `GET /` (the whole page) and
+// `GET /fragment` (its dynamic part, what the page's script fetches), both
+// for the window of the query's `window` (default: the first of
+// src.Windows()). gates may be nil (no gate engine); hist may be nil (no
+// history: the charts show the current value only); now nil is time.Now.
+// Mount it at the root of the listener: the page's links are relative.
+func Handler(src Source, gates GateSource, hist *History, now func() time.Time) http.Handler {
+	if now == nil {
+		now = time.Now
+	}
+	h := &handler{src: src, gates: gates, hist: hist, now: now}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", h.page)
+	mux.HandleFunc("GET /fragment", h.fragment)
+	return mux
+}
+
+type handler struct {
+	src   Source
+	gates GateSource
+	hist  *History
+	now   func() time.Time
+}
+
+func (h *handler) page(w http.ResponseWriter, r *http.Request) {
+	h.serve(w, r, "page")
+}
+
+func (h *handler) fragment(w http.ResponseWriter, r *http.Request) {
+	h.serve(w, r, "fragment")
+}
+
+func (h *handler) serve(w http.ResponseWriter, r *http.Request, tmpl string) {
+	windows := h.src.Windows()
+	sel := r.URL.Query().Get("window")
+	if sel == "" && len(windows) > 0 {
+		sel = windows[0]
+	}
+	if len(windows) > 0 && !slices.Contains(windows, sel) {
+		http.Error(w, "unknown window "+strconv.Quote(sel)+"; the windows are "+strings.Join(windows, ", "), http.StatusNotFound)
+		return
+	}
+	v := h.view(sel, windows)
+	var buf bytes.Buffer
+	if err := pageTmpl.ExecuteTemplate(&buf, tmpl, v); err != nil {
+		slog.Error("status page", "err", err)
+		http.Error(w, "status page: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "text/html; charset=utf-8")
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Content-Security-Policy", csp)
+	w.Write(buf.Bytes())
+}
+
+// The view models of the templates.
+type (
+	pageView struct {
+		Window   string
+		Windows  []windowLink
+		Updated  time.Time
+		Arms     []armView
+		Script   template.JS
+		Style    template.CSS
+		NoScript string // seconds
+	}
+	windowLink struct {
+		Name, Query string
+		Current     bool
+	}
+	armView struct {
+		ID, Name string
+		OK       bool
+		Events   []eventCount
+		Gates    []gateView
+		Summary  string
+		Metrics  []metricView
+		Span     string // of the longest chart
+	}
+	eventCount struct {
+		Name  string
+		Count int64
+		Known bool
+	}
+	gateView struct {
+		GateState
+		Badge     string // CSS class suffix: a known state or "unknown"
+		Meta      string // "window 5m · page"
+		ValueText string
+		Need      string
+	}
+	metricView struct {
+		Name    string
+		Value   string
+		Valid   bool
+		Samples int64
+		Chart   chart
+	}
+)
+
+func (h *handler) view(sel string, windows []string) pageView {
+	now := h.now()
+	v := pageView{
+		Window: sel, Updated: now.UTC(),
+		Script: template.JS(script), Style: template.CSS(style),
+		NoScript: secs(NoScriptRefresh),
+	}
+	for _, w := range windows {
+		v.Windows = append(v.Windows, windowLink{Name: w, Query: "?window=" + url.QueryEscape(w), Current: w == sel})
+	}
+	for i, arm := range sortArms(h.src.Arms()) {
+		v.Arms = append(v.Arms, h.armView(i, arm, sel, now))
+	}
+	return v
+}
+
+func (h *handler) armView(i int, arm, win string, now time.Time) armView {
+	a := armView{ID: "arm-" + strconv.Itoa(i), Name: arm}
+	var metrics map[string]Value
+	var events map[string]int64
+	if win != "" {
+		metrics, events, a.OK = h.src.Report(arm, win)
+	}
+	for _, name := range eventOutcomes {
+		n, ok := events[name]
+		a.Events = append(a.Events, eventCount{Name: name, Count: n, Known: ok})
+	}
+	if h.gates != nil {
+		counts := map[string]int{}
+		for _, g := range h.gates.GateStates(arm) {
+			gv := gateView{GateState: g, Badge: badgeClass(g.State), ValueText: "—", Need: opText(g.Op) + " " + fmtNum(g.Threshold)}
+			if g.Value != nil {
+				gv.ValueText = fmtNum(*g.Value)
+			}
+			gv.Meta = "window " + g.Window
+			if g.Severity != "" {
+				gv.Meta += " · " + g.Severity
+			}
+			counts[gv.Badge]++
+			a.Gates = append(a.Gates, gv)
+		}
+		a.Summary = gateSummary(counts, len(a.Gates))
+	}
+	var span time.Duration
+	for _, name := range orderMetrics(metrics) {
+		m := metrics[name]
+		mv := metricView{Name: name, Value: "—", Samples: m.Samples}
+		if m.Valid && usable(Point{Value: m.Value, Valid: true}) {
+			mv.Value, mv.Valid = fmtNum(m.Value), true
+		}
+		var pts []Point
+		if h.hist != nil {
+			pts = h.hist.Series(arm, win, name)
+		}
+		// The chart ends with the value shown next to it.
+		if len(pts) == 0 || now.After(pts[len(pts)-1].T) {
+			pts = append(pts, Point{T: now, Value: m.Value, Valid: mv.Valid, Samples: m.Samples})
+		}
+		mv.Chart = layoutChart(name, pts)
+		if d := pts[len(pts)-1].T.Sub(pts[0].T); d > span {
+			span = d
+		}
+		a.Metrics = append(a.Metrics, mv)
+	}
+	if span > 0 {
+		a.Span = fmtSpan(span)
+	}
+	return a
+}
+
+// badgeClass maps a gate state to its badge; anything unexpected is shown
+// as is, grey.
+func badgeClass(state string) string {
+	switch state {
+	case "ok", "pending", "firing", "resolved", "inconclusive":
+		return state
+	}
+	return "unknown"
+}
+
+// gateSummary is the arm heading's line: "2 firing, 1 pending, 5 ok of 8
+// gates".
+func gateSummary(counts map[string]int, total int) string {
+	if total == 0 {
+		return "no gates"
+	}
+	var parts []string
+	for _, s := range []string{"firing", "pending", "inconclusive", "resolved", "ok", "unknown"} {
+		if n := counts[s]; n > 0 {
+			parts = append(parts, strconv.Itoa(n)+" "+s)
+		}
+	}
+	unit := " gates"
+	if total == 1 {
+		unit = " gate"
+	}
+	return strings.Join(parts, ", ") + " of " + strconv.Itoa(total) + unit
+}
+
+// sortArms orders arms: live, shadow, canary, then the others by name.
+func sortArms(arms []string) []string {
+	arms = slices.Clone(arms)
+	rank := func(a string) int {
+		if i := slices.Index(armOrder, a); i >= 0 {
+			return i
+		}
+		return len(armOrder)
+	}
+	slices.SortStableFunc(arms, func(a, b string) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a, b))
+	})
+	return slices.Compact(arms)
+}
+
+// orderMetrics lists the metrics in window.MetricNames order (the order of
+// SPEC §4), the cut-offs taken from the names present; names it does not
+// know come last, by name.
+func orderMetrics(metrics map[string]Value) []string {
+	var ks []int
+	for name := range metrics {
+		if rest, ok := strings.CutPrefix(name, "recall_at_"); ok {
+			if k, err := strconv.Atoi(rest); err == nil {
+				ks = append(ks, k)
+			}
+		}
+	}
+	slices.Sort(ks)
+	var out []string
+	for _, name := range window.MetricNames(slices.Compact(ks)) {
+		if _, ok := metrics[name]; ok {
+			out = append(out, name)
+		}
+	}
+	known := len(out)
+	for name := range metrics {
+		if !slices.Contains(out[:known], name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out[known:])
+	return out
+}
+
+// script refreshes the dynamic part in place. It keeps the last content
+// (dimmed, with a note) when a refresh fails.
+var script = `(function () {
+  var box = document.getElementById("live"), note = document.getElementById("refresh-note");
+  if (!box || !window.fetch) return;
+  note.textContent = "Updates every ` + secs(RefreshInterval) + ` s.";
+  function refresh() {
+    fetch("fragment" + window.location.search, {cache: "no-store"})
+      .then(function (r) { if (!r.ok) throw new Error("HTTP " + r.status); return r.text(); })
+      .then(function (html) {
+        box.innerHTML = html;
+        box.removeAttribute("data-stale");
+        note.textContent = "Updates every ` + secs(RefreshInterval) + ` s.";
+      })
+      .catch(function (e) {
+        box.setAttribute("data-stale", "true");
+        note.textContent = "Update failed (" + e.message + "): showing the last data received.";
+      });
+  }
+  window.setInterval(refresh, ` + strconv.FormatInt(RefreshInterval.Milliseconds(), 10) + `);
+})();`
+
+const style = `
+:root { color-scheme: light; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; font-size: 14px; color: #1b1f24; background: #fff; }
+body { margin: 0 auto; padding: 0 16px 24px; max-width: 1400px; }
+header { display: flex; flex-wrap: wrap; align-items: baseline; gap: 8px 24px; border-bottom: 1px solid #d0d7de; padding: 8px 0; }
+h1 { font-size: 20px; margin: 0; }
+h2 { font-size: 17px; margin: 0 0 6px; }
+nav a { padding: 2px 8px; border: 1px solid #d0d7de; border-radius: 4px; text-decoration: none; color: #0a3069; margin-right: 4px; }
+nav a[aria-current="page"] { background: #0a3069; color: #fff; border-color: #0a3069; font-weight: 600; }
+.updated, .note { color: #57606a; margin: 8px 0; }
+#live[data-stale] { opacity: 0.55; }
+.arms { display: grid; grid-template-columns: repeat(auto-fit, minmax(600px, 1fr)); gap: 16px; }
+section.arm { border: 1px solid #d0d7de; border-radius: 6px; padding: 10px 12px; min-width: 0; overflow-x: auto; }
+.summary { font-weight: 400; font-size: 14px; color: #57606a; margin-left: 8px; }
+table { border-collapse: collapse; width: 100%; margin: 6px 0 10px; }
+caption { text-align: left; font-weight: 600; padding: 2px 0 4px; }
+th, td { padding: 2px 5px; border-bottom: 1px solid #eaeef2; text-align: left; vertical-align: middle; }
+thead th { font-size: 12px; color: #57606a; font-weight: 600; }
+tbody th { font-weight: 400; font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: 13px; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.none { color: #8c959f; text-align: right; }
+td.chart { width: 262px; padding: 0 4px; }
+.badge { display: inline-block; min-width: 5.5em; text-align: center; padding: 1px 6px; border-radius: 10px; font-size: 12px; font-weight: 600; border: 1px solid transparent; }
+.badge-ok { background: #dafbe1; color: #116329; border-color: #4ac26b; }
+.badge-pending { background: #fff8c5; color: #7d4e00; border-color: #d4a72c; }
+.badge-firing { background: #ffebe9; color: #a40e26; border-color: #ff8182; }
+.badge-resolved { background: #ddf4ff; color: #0550ae; border-color: #54aeff; }
+.badge-inconclusive, .badge-unknown { background: #f6f8fa; color: #57606a; border-color: #afb8c1; }
+.reason { display: block; max-width: 28em; font-size: 12px; color: #57606a; font-family: system-ui, sans-serif; }
+.meta { display: block; font-size: 12px; color: #57606a; font-family: system-ui, sans-serif; }
+table.gates td, table.gates th { font-size: 13px; }
+svg { display: block; }
+svg .grid { stroke: #d0d7de; stroke-width: 1; }
+svg .line { fill: none; stroke: #0969da; stroke-width: 1.5; stroke-linejoin: round; }
+svg .dot { fill: #0969da; }
+svg .last { fill: #1b1f24; stroke: #fff; stroke-width: 1; }
+svg text { font-size: 10px; fill: #57606a; font-family: system-ui, sans-serif; }
+@media (prefers-color-scheme: dark) {
+  :root { color-scheme: dark; color: #e6edf3; background: #0d1117; }
+  nav a { color: #79c0ff; border-color: #30363d; }
+  nav a[aria-current="page"] { background: #1f6feb; color: #fff; }
+  section.arm, header { border-color: #30363d; }
+  th, td { border-color: #21262d; }
+  .updated, .note, thead th, .summary, .reason, .meta, svg text { color: #8b949e; fill: #8b949e; }
+  svg .grid { stroke: #30363d; }
+  svg .line { stroke: #58a6ff; }
+  svg .dot { fill: #58a6ff; }
+  svg .last { fill: #e6edf3; stroke: #0d1117; }
+}
+`
+
+// csp allows exactly the inline script and style above, requests to the
+// page's own origin, and nothing else.
+var csp = "default-src 'none'; script-src " + hashSource(script) + "; style-src " + hashSource(style) +
+	"; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+func hashSource(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
+	"rfc3339": func(t time.Time) string { return t.Format(time.RFC3339) },
+	"clock":   func(t time.Time) string { return t.Format("2006-01-02 15:04:05 MST") },
+}).Parse(pageHTML))
+
+const pageHTML = `{{define "page"}}<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>shadoweval status</title>
+<noscript><meta http-equiv="refresh" content="{{.NoScript}}"></noscript>
+<style>{{.Style}}</style>
+</head>
+<body>
+<header>
+<h1>shadoweval status</h1>
+<nav aria-label="Window">Window:{{range .Windows}} <a href="{{.Query}}"{{if .Current}} aria-current="page"{{end}}>{{.Name}}</a>{{end}}</nav>
+<p class="note" id="refresh-note" role="status">Reloads every {{.NoScript}} s.</p>
+</header>
+<main id="live">{{template "fragment" .}}</main>
+<script>{{.Script}}</script>
+</body>
+</html>
+{{end}}
+
+{{define "fragment"}}<p class="updated">Window <strong>{{.Window}}</strong> at <time datetime="{{rfc3339 .Updated}}">{{clock .Updated}}</time></p>
+{{if not .Arms}}<p>No arm has any event yet.</p>{{end}}
+<div class="arms">
+{{range .Arms}}<section class="arm" aria-labelledby="{{.ID}}">
+<h2 id="{{.ID}}">{{.Name}}{{if .Summary}} <span class="summary">{{.Summary}}</span>{{end}}</h2>
+{{if not .OK}}<p>No data for this arm in window {{$.Window}}.</p>{{end}}
+<table class="events">
+<caption>Events, window {{$.Window}}</caption>
+<thead><tr>{{range .Events}}<th scope="col" class="num">{{.Name}}</th>{{end}}</tr></thead>
+<tbody><tr>{{range .Events}}{{if .Known}}<td class="num">{{.Count}}</td>{{else}}<td class="none">—</td>{{end}}{{end}}</tr></tbody>
+</table>
+{{if .Gates}}<table class="gates">
+<caption>Gates</caption>
+<thead><tr><th scope="col">Gate</th><th scope="col">State</th><th scope="col">Metric</th><th scope="col" class="num">Value</th><th scope="col">Threshold</th><th scope="col" class="num">Samples</th></tr></thead>
+<tbody>
+{{range .Gates}}<tr class="gate gate-{{.Badge}}"><th scope="row">{{.Name}}<span class="meta">{{.Meta}}</span>{{if .Reason}}<span class="reason">{{.Reason}}</span>{{end}}</th><td><span class="badge badge-{{.Badge}}">{{.State}}</span></td><td>{{.Metric}}{{if .CompareTo}} − {{.CompareTo}}{{end}}</td><td class="num">{{.ValueText}}</td><td>{{.Need}}</td><td class="num">{{.Samples}}</td></tr>
+{{end}}</tbody>
+</table>{{end}}
+<table class="metrics">
+<caption>Metrics, window {{$.Window}}</caption>
+<thead><tr><th scope="col">Metric</th><th scope="col" class="num">Value</th><th scope="col" class="num">Samples</th><th scope="col">History{{if .Span}}, last {{.Span}}{{end}}</th></tr></thead>
+<tbody>
+{{range .Metrics}}<tr><th scope="row">{{.Name}}</th>{{if .Valid}}<td class="num">{{.Value}}</td>{{else}}<td class="none">—</td>{{end}}<td class="num">{{.Samples}}</td><td class="chart">{{template "chart" .Chart}}</td></tr>
+{{end}}</tbody>
+</table>
+</section>
+{{end}}</div>
+{{end}}
+
+{{define "chart"}}<svg width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="{{.Title}}"><title>{{.Title}}</title>{{if .Empty}}<text x="{{.EmptyTextX}}" y="{{.EmptyTextY}}" text-anchor="middle">no history</text>{{else}}<line class="grid" x1="{{.PlotLeft}}" x2="{{.PlotRight}}" y1="{{.MaxY}}" y2="{{.MaxY}}"/>{{if .MinLabel}}<line class="grid" x1="{{.PlotLeft}}" x2="{{.PlotRight}}" y1="{{.MinY}}" y2="{{.MinY}}"/>{{end}}<text class="max" x="{{.LabelX}}" y="{{if .MinLabel}}{{.MaxLabelY}}{{else}}{{.EmptyTextY}}{{end}}" text-anchor="end">{{.MaxLabel}}</text>{{if .MinLabel}}<text class="min" x="{{.LabelX}}" y="{{.MinLabelY}}" text-anchor="end">{{.MinLabel}}</text>{{end}}{{if .Path}}<path class="line" d="{{.Path}}"/>{{end}}{{range .Dots}}<circle class="dot" cx="{{.X}}" cy="{{.Y}}" r="1.5"/>{{end}}{{with .Last}}<circle class="last" cx="{{.X}}" cy="{{.Y}}" r="3"/>{{end}}{{end}}</svg>{{end}}
+`
+
+func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
+
+// opText writes a comparison as people do.
+func opText(op string) string {
+	switch op {
+	case ">=":
+		return "≥"
+	case "<=":
+		return "≤"
+	}
+	return op
+}
