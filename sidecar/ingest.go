@@ -53,10 +53,16 @@ func (a *App) handleTrace(m *stream.Message, subjectArm string) {
 		a.reject(m, subjectArm, ReasonTooManyItems, "more than "+itoa(a.cfg.Limits.MaxTopK)+" ranked items")
 		return
 	}
-	if e.Arm == "" {
+	switch e.Arm {
+	case "":
 		e.Arm = subjectArm
-	} else {
-		e.Arm = a.arms.get(e.Arm)
+	case subjectArm:
+		// The usual case; what arms.get would answer.
+		e.Arm = subjectArm
+	default:
+		// A new arm name is kept for good: it must not pin the message
+		// whose memory it shares (DecodeTraceShared).
+		e.Arm = a.arms.get(strings.Clone(e.Arm))
 	}
 	sent := e.TS // zero: the event carries no ts
 	if e.TS.IsZero() {
@@ -104,7 +110,9 @@ func (a *App) settle(gone []stream.Pending) {
 		}
 		a.count(p.Kind, p.Event.Arm, window.JoinTimeout)
 		if p.Kind == stream.KindRetrieval {
-			a.scoreEvent(p.Kind, &p.Event, false, time.Time{})
+			// Its outcome is the join timeout just counted; it still
+			// feeds the retrieval metrics.
+			a.scoreEvent(p.Kind, &p.Event, false, time.Time{}, false)
 		}
 	}
 }
@@ -122,7 +130,7 @@ func (a *App) expire(now time.Time) {
 
 // score joins an event to its gold item and applies it to the windows.
 func (a *App) score(m *stream.Message, e *stream.TraceEvent, hasAnswer bool, sent time.Time) {
-	reason, detail := a.scoreEvent(m.Kind, e, hasAnswer, sent)
+	reason, detail := a.scoreEvent(m.Kind, e, hasAnswer, sent, true)
 	if reason != "" {
 		a.reject(m, e.Arm, reason, detail)
 	}
@@ -131,10 +139,14 @@ func (a *App) score(m *stream.Message, e *stream.TraceEvent, hasAnswer bool, sen
 // scoreEvent returns a rejection reason when the event cannot be scored.
 // sent is the ts the event carried (zero: none); the time from it to the
 // window add is observed as the event lag.
-func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool, sent time.Time) (reason, detail string) {
+// count is false when the event's outcome was counted already, so that
+// every message has exactly one outcome.
+func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool, sent time.Time, count bool) (reason, detail string) {
 	g, ok := a.gold.Lookup(e.QID)
 	if !ok {
-		a.count(kind, e.Arm, window.Unlabeled)
+		if count {
+			a.count(kind, e.Arm, window.Unlabeled)
+		}
 		return "", ""
 	}
 	o := a.obsPool.Get().(*window.Observation)
@@ -145,7 +157,9 @@ func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool,
 	now := a.now()
 	switch err := a.win.Add(o, now); {
 	case errors.Is(err, window.ErrLate):
-		a.countAt(kind, e.Arm, window.Late, now)
+		if count {
+			a.countAt(kind, e.Arm, window.Late, now)
+		}
 		return "", ""
 	case errors.Is(err, window.ErrFuture):
 		return ReasonFuture, "ts " + e.TS.Format(time.RFC3339) + " is ahead of this clock by more than window.max_lateness"
@@ -156,7 +170,9 @@ func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool,
 		a.metrics.lag.Observe(max(0, now.Sub(sent).Seconds()))
 	}
 	a.metrics.observe(o, len(a.cfg.K))
-	a.countAt(kind, e.Arm, window.Scored, now)
+	if count {
+		a.countAt(kind, e.Arm, window.Scored, now)
+	}
 	return "", ""
 }
 
