@@ -1,11 +1,11 @@
 # `make test` is the whole check: it installs what the tests need on a fresh
 # Debian machine, then vets, tests and fuzzes every package.
 GO      ?= go
-FUZZTIME ?= 10s
+FUZZTIME ?= 5s
 
 .PHONY: test deps vet unit fuzz build bench-score clean
 
-test: deps vet unit fuzz
+test: deps vet unit fuzz chart
 
 # python3 runs the seed reference scorers in the differential tests; the
 # golden files keep the Go tests meaningful without it. promtool (Debian
@@ -46,3 +46,24 @@ bench-score: build
 
 clean:
 	rm -rf bin
+
+# The Helm chart and the Dockerfile: helm (installed with go install when
+# missing, pinned to HELM_VERSION) lints and renders charts/shadoweval with
+# the default values and every ci/*-values.yaml; charts/chartcheck, a module
+# of its own (the Kubernetes API types stay out of the main module), decodes
+# every manifest strictly and checks it, and checks the Dockerfile.
+.PHONY: chart
+HELM_VERSION ?= v3.22.0
+HELM ?= $(or $(shell command -v helm 2>/dev/null),$(shell $(GO) env GOPATH)/bin/helm)
+
+chart:
+	@test -x "$(HELM)" || { echo "installing helm $(HELM_VERSION) into $(dir $(HELM))"; GOBIN="$(abspath $(dir $(HELM)))" $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION); }
+	$(HELM) lint --strict charts/shadoweval
+	@set -e; for f in charts/shadoweval/ci/*-values.yaml; do \
+	  echo "helm lint --strict + template: $$f"; \
+	  $(HELM) lint --strict --quiet charts/shadoweval --values $$f >/dev/null || $(HELM) lint --strict charts/shadoweval --values $$f; \
+	  $(HELM) template shadoweval charts/shadoweval --values $$f >/dev/null; \
+	done
+	$(HELM) template shadoweval charts/shadoweval >/dev/null
+	@test -z "$$(gofmt -l charts)" || { echo "gofmt needed:"; gofmt -l charts; exit 1; }
+	cd charts/chartcheck && $(GO) vet ./... && HELM="$(HELM)" $(GO) test -count=1 ./...

@@ -13,6 +13,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar/gates"
@@ -35,6 +37,15 @@ type Options struct {
 	GoldWatchInterval time.Duration
 	// OnGateTransition, when set, sees every gate state change.
 	OnGateTransition func(gates.Transition)
+	// TracerProvider, when set, gets the span of each event (sidecar/
+	// tracing.go) whatever tracing.* and OTEL_* say; its sampling and
+	// shutdown are its owner's. nil: a provider built from tracing.* and
+	// the OTEL_EXPORTER_OTLP_* environment, and no tracing at all when
+	// neither names an endpoint.
+	TracerProvider trace.TracerProvider
+	// spanProcessor, set by tests, also gets the spans of the provider
+	// built from the config, so tracing is on even without an endpoint.
+	spanProcessor sdktrace.SpanProcessor
 }
 
 // App is the running sidecar: NATS in, windows and verdicts out, one HTTP
@@ -75,6 +86,11 @@ type App struct {
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
 	obsPool    sync.Pool
+	tracing    eventTracer
+
+	dedupe     *deduper                                     // idempotency keys (dedupe.go)
+	jsub       atomic.Pointer[stream.JetStreamSubscription] // JetStream mode (jetstream.go)
+	adminToken []byte                                       // SHA-256 of the admin token (admin.go); nil: none
 }
 
 // New checks the configuration and builds an App; nothing starts yet.
@@ -124,6 +140,11 @@ func New(opt Options) (*App, error) {
 	a.gold = NewGoldStore(cfg.Gold.File)
 	a.gold.OnReload = a.onGoldReload
 	a.obsPool.New = func() any { return new(window.Observation) }
+	a.dedupe = newDedupe(a)
+	a.registerJetStreamMetrics()
+	if a.adminToken, err = loadAdminToken(cfg.HTTP.AdminTokenFile); err != nil {
+		return nil, err
+	}
 	if err := a.newGating(opt.OnGateTransition); err != nil {
 		return nil, fmt.Errorf("alerting: %w", err)
 	}
@@ -150,6 +171,9 @@ func New(opt Options) (*App, error) {
 		}
 		return 0
 	}))
+	if a.tracing, err = newEventTracer(opt, a.log); err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
 	return a, nil
 }
 
@@ -201,10 +225,14 @@ func (a *App) Start(ctx context.Context) error {
 	a.connected.Store(true)
 	a.pub = stream.NewPublisher(nc)
 	s := a.cfg.Subjects
-	a.sub, err = stream.Subscribe(nc, map[stream.Kind]string{
-		stream.KindTrace: s.Trace, stream.KindRetrieval: s.Retrieval,
-		stream.KindAnswer: s.Answer, stream.KindJudgement: s.Judgement,
-	}, -1, 512<<20, a.handle)
+	if a.cfg.NATS.JetStream {
+		err = a.subscribeJetStream(ctx)
+	} else {
+		a.sub, err = stream.Subscribe(nc, map[stream.Kind]string{
+			stream.KindTrace: s.Trace, stream.KindRetrieval: s.Retrieval,
+			stream.KindAnswer: s.Answer, stream.KindJudgement: s.Judgement,
+		}, -1, 512<<20, a.handle)
+	}
 	if err != nil {
 		a.shutdownNATS()
 		return fmt.Errorf("subscribe: %w", err)
@@ -230,6 +258,7 @@ func (a *App) Start(ctx context.Context) error {
 	})
 	a.goBackground(func() { a.gold.Watch(bg, a.goldWait) })
 	a.goBackground(func() { a.expireLoop(bg) })
+	a.goBackground(func() { a.jetStreamLoop(bg) })
 	a.goBackground(func() { a.gateLoop(bg) })
 	a.goBackground(func() { a.historyLoop(bg) })
 	a.log.Info("shadoweval ready", "http", a.Addr(), "nats", nc.ConnectedUrlRedacted(), "gold_items", a.gold.Current().Len())
@@ -248,6 +277,12 @@ func (a *App) goBackground(f func()) {
 // closes NATS, the HTTP listener and the embedded server.
 func (a *App) Stop(ctx context.Context) error {
 	var errs []error
+	if js := a.jsub.Load(); js != nil {
+		a.subscribed.Store(false)
+		if err := js.Drain(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if a.sub != nil {
 		a.subscribed.Store(false)
 		if err := a.sub.Drain(ctx); err != nil {
@@ -270,6 +305,9 @@ func (a *App) Stop(ctx context.Context) error {
 	}
 	a.shutdownNATS()
 	a.wg.Wait()
+	if err := a.tracing.stop(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("tracing: %w", err))
+	}
 	return errors.Join(errs...)
 }
 
@@ -343,7 +381,7 @@ func (a *App) expireLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			a.expire(a.now())
+			a.expire(a.expiryNow())
 		}
 	}
 }

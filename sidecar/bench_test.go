@@ -34,24 +34,27 @@ const (
 	benchItems = 1000
 )
 
-// benchShapes are the two message shapes of cmd/shadoweval-load:
-// "compact" (about 200 bytes: qid, ranked ids, answer, delta_s, λ state,
-// ts) and "full" (the whole TraceSource event, about 1.2 KB, with top-k
-// texts, so triage runs too).
-var benchShapes = []string{"compact", "full"}
+// benchShapes are the message shapes of cmd/shadoweval-load: "small" (a
+// seed 002 trace line plus λ state, about 230 bytes with ts), "compact"
+// (small plus ΔS, about 300 bytes) and "full" (the whole TraceSource event,
+// about 1.2 KB, with top-k texts, so triage runs too).
+var benchShapes = []string{"small", "compact", "full"}
 
-// compactKeys are the members of a TraceSource event kept by the compact
-// shape, in order.
-var compactKeys = []string{"qid", "q_id", "retrieved_ids", "answer_json", "delta_s", "ΔS", "delta_s_cited", "lambda_state", "λ_state"}
+// shapeKeys are the members of a TraceSource event each shape keeps, in
+// order (aliases included: awkward events use them).
+var shapeKeys = map[string][]string{
+	"small":   {"qid", "q_id", "retrieved_ids", "answer_json", "lambda_state", "λ_state"},
+	"compact": {"qid", "q_id", "retrieved_ids", "answer_json", "delta_s", "ΔS", "delta_s_cited", "lambda_state", "λ_state"},
+}
 
-func compactEvent(t testing.TB, full []byte) []byte {
+func shapeEvent(t testing.TB, full []byte, keys []string) []byte {
 	var m map[string]jsontext.Value
 	if err := json.Unmarshal(full, &m); err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for _, k := range compactKeys {
+	for _, k := range keys {
 		v, ok := m[k]
 		if !ok {
 			continue
@@ -104,8 +107,8 @@ func benchApp(b *testing.B, shape string) (*App, []benchMsg) {
 	for i := range msgs {
 		arm := opt.Arms[i%2]
 		ev := src.NextFor(arm)
-		if shape == "compact" {
-			ev = compactEvent(b, ev)
+		if keys, ok := shapeKeys[shape]; ok {
+			ev = shapeEvent(b, ev, keys)
 		}
 		data := append([]byte(`{"ts":"`+time.Now().UTC().Format(tsLayout)+`",`), ev[1:]...)
 		msgs[i] = benchMsg{subject: "rag.trace." + arm, data: data}

@@ -32,6 +32,7 @@ import (
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar"
+	"github.com/shadoweval/shadoweval/sidecar/gates"
 	"github.com/shadoweval/shadoweval/stream/streamtest"
 )
 
@@ -68,6 +69,14 @@ type appOptions struct {
 	goldWatch time.Duration
 	registry  *prometheus.Registry
 	configure func(*config.Config)
+	// clockStart is where the fake clock starts; zero: clockBase. A test
+	// whose app talks to a real-time peer (Alertmanager judges endsAt by
+	// its own clock) starts it near the real time.
+	clockStart time.Time
+	// onGateTransition is Options.OnGateTransition.
+	onGateTransition func(gates.Transition)
+	// options, when set, edits the Options before New (tracing tests).
+	options func(*sidecar.Options)
 }
 
 // testApp is one running sidecar and a NATS client next to it.
@@ -166,13 +175,21 @@ func startApp(t testing.TB, o appOptions) *testApp {
 	}
 	logs := &syncBuffer{}
 	clock := newFakeClock()
-	app, err := sidecar.New(sidecar.Options{
+	if !o.clockStart.IsZero() {
+		clock.ns.Store(o.clockStart.UnixNano())
+	}
+	opts := sidecar.Options{
 		Config:            cfg,
 		Logger:            slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Registry:          o.registry,
 		Now:               clock.Now,
 		GoldWatchInterval: o.goldWatch,
-	})
+		OnGateTransition:  o.onGateTransition,
+	}
+	if o.options != nil {
+		o.options(&opts)
+	}
+	app, err := sidecar.New(opts)
 	if err != nil {
 		t.Fatalf("sidecar.New: %v", err)
 	}

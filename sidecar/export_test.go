@@ -1,7 +1,38 @@
 package sidecar
 
+import (
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/window"
+)
+
 // ExpireNow runs one pass of the split-event and judgement expiry at the
 // app's clock, as the background ticker does every second. End-to-end tests
 // move their clock (Options.Now) past join.ttl and call it instead of
 // waiting for the next tick.
 func (a *App) ExpireNow() { a.expire(a.now()) }
+
+// EvaluateGatesNow runs one gate evaluation at the app's clock (alerts,
+// verdict messages), as the gate loop does on its ticker. End-to-end tests
+// move their clock (Options.Now) and call it instead of waiting for the
+// next tick, which runs on real time.
+func (a *App) EvaluateGatesNow() { a.evaluateGates(a.now()) }
+
+// WithSpanProcessor makes the tracer provider built from the config send
+// its spans to p too, as it would to an OTLP exporter: tracing is on and
+// sampled by tracing.sample_ratio without an endpoint.
+func WithSpanProcessor(p sdktrace.SpanProcessor) func(*Options) {
+	return func(o *Options) { o.spanProcessor = p }
+}
+
+// TracingOn tells whether the app makes spans at all.
+func (a *App) TracingOn() bool { return a.tracing.on }
+
+// TraceHooks runs the ingest path's tracing hooks on m as a scored, an
+// unlabeled and a rejected event would, for tests of their cost.
+func (a *App) TraceHooks(m *stream.Message, e *stream.TraceEvent, o *window.Observation) {
+	a.tracing.scored(m, e, o, window.Scored)
+	a.tracing.scored(m, e, nil, window.Unlabeled)
+	a.tracing.rejected(m, e.Arm, ReasonBadEvent)
+}

@@ -29,6 +29,9 @@ func (a *App) routes() http.Handler {
 }
 
 func (a *App) handleReload(w http.ResponseWriter, r *http.Request) {
+	if !a.authorized(w, r) {
+		return
+	}
 	if err := a.Reload(); err != nil {
 		http.Error(w, "gold reload failed, previous gold set kept: "+err.Error(), http.StatusInternalServerError)
 		return

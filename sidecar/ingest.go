@@ -22,6 +22,8 @@ const (
 	ReasonNoRequestID    = "no_request_id"
 	ReasonQIDMismatch    = "qid_mismatch"
 	ReasonBadObservation = "bad_observation"
+	ReasonTooDeep        = "too_deep"     // nested deeper than the JSON decoder's limit (10000)
+	ReasonInvalidUTF8    = "invalid_utf8" // a string that is not UTF-8
 )
 
 // handle is called by the NATS subscriptions, one goroutine per kind.
@@ -29,7 +31,11 @@ func (a *App) handle(m *stream.Message) {
 	start := time.Now()
 	// Arrival time on the app's clock: join and pair ages are compared with
 	// a.now() in expire, and it stands in for a missing event time.
-	m.Received = a.now()
+	// In JetStream mode the consumer sets it to the time the server stored
+	// the message, the message's clock on every replay (jetstream.go).
+	if m.Stored.IsZero() {
+		m.Received = a.now()
+	}
 	subjectArm := a.arms.get(orDefault(stream.ArmFromSubject(m.Subject), stream.DefaultArm))
 	if len(m.Data) > a.cfg.Limits.MaxMessageBytes {
 		a.reject(m, subjectArm, ReasonTooLarge, "message of "+itoa(len(m.Data))+" bytes")
@@ -68,6 +74,9 @@ func (a *App) handleTrace(m *stream.Message, subjectArm string) {
 	if e.TS.IsZero() {
 		e.TS = m.Received
 	}
+	if a.duplicate(m, e.Arm, e.EventID, e.TS) {
+		return
+	}
 	switch m.Kind {
 	case stream.KindTrace:
 		a.score(m, &e, true, sent)
@@ -82,7 +91,7 @@ func (a *App) join(m *stream.Message, e *stream.TraceEvent, sent time.Time) {
 	a.joinMu.Lock()
 	merged, joined, evicted, err := a.joiner.Offer(m.Kind, *e, m.Received)
 	a.joinMu.Unlock()
-	a.settle(evicted)
+	a.settle(evicted, m.Received)
 	switch {
 	case errors.Is(err, stream.ErrNoRequestID):
 		if m.Kind == stream.KindRetrieval {
@@ -100,19 +109,20 @@ func (a *App) join(m *stream.Message, e *stream.TraceEvent, sent time.Time) {
 
 // settle accounts for halves the joiner gave up on: a retrieval half is
 // still scored for retrieval metrics, every half counts as a join timeout,
-// and a half replaced by a newer one of the same kind is a duplicate.
-func (a *App) settle(gone []stream.Pending) {
+// and a half replaced by a newer one of the same kind is a duplicate; now
+// is the clock they are counted at.
+func (a *App) settle(gone []stream.Pending, now time.Time) {
 	for i := range gone {
 		p := &gone[i]
 		if p.Reason == stream.ReasonReplaced {
-			a.count(p.Kind, p.Event.Arm, window.Duplicate)
+			a.countAt(p.Kind, p.Event.Arm, window.Duplicate, now)
 			continue
 		}
-		a.count(p.Kind, p.Event.Arm, window.JoinTimeout)
+		a.countAt(p.Kind, p.Event.Arm, window.JoinTimeout, now)
 		if p.Kind == stream.KindRetrieval {
 			// Its outcome is the join timeout just counted; it still
 			// feeds the retrieval metrics.
-			a.scoreEvent(p.Kind, &p.Event, false, time.Time{}, false)
+			a.scoreEvent(p.Kind, &p.Event, false, time.Time{}, false, nil)
 		}
 	}
 }
@@ -122,15 +132,15 @@ func (a *App) expire(now time.Time) {
 	gone := a.joiner.Expire(now)
 	pairsGone := a.pairs.expire(now)
 	a.joinMu.Unlock()
-	a.settle(gone)
+	a.settle(gone, now)
 	for _, p := range pairsGone {
-		a.count(stream.KindJudgement, p.arm, window.JoinTimeout)
+		a.countAt(stream.KindJudgement, p.arm, window.JoinTimeout, now)
 	}
 }
 
 // score joins an event to its gold item and applies it to the windows.
 func (a *App) score(m *stream.Message, e *stream.TraceEvent, hasAnswer bool, sent time.Time) {
-	reason, detail := a.scoreEvent(m.Kind, e, hasAnswer, sent, true)
+	reason, detail := a.scoreEvent(m.Kind, e, hasAnswer, sent, true, m)
 	if reason != "" {
 		a.reject(m, e.Arm, reason, detail)
 	}
@@ -140,12 +150,14 @@ func (a *App) score(m *stream.Message, e *stream.TraceEvent, hasAnswer bool, sen
 // sent is the ts the event carried (zero: none); the time from it to the
 // window add is observed as the event lag.
 // count is false when the event's outcome was counted already, so that
-// every message has exactly one outcome.
-func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool, sent time.Time, count bool) (reason, detail string) {
+// every message has exactly one outcome. m is the message that delivered
+// it, for its span (nil: none).
+func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool, sent time.Time, count bool, m *stream.Message) (reason, detail string) {
 	g, ok := a.gold.Lookup(e.QID)
 	if !ok {
+		a.tracing.scored(m, e, nil, window.Unlabeled)
 		if count {
-			a.count(kind, e.Arm, window.Unlabeled)
+			a.countAt(kind, e.Arm, window.Unlabeled, a.clockOf(m))
 		}
 		return "", ""
 	}
@@ -154,9 +166,10 @@ func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool,
 	if err := Evaluate(e, g, hasAnswer, a.evalOpt, o); err != nil {
 		return ReasonBadEvent, err.Error()
 	}
-	now := a.now()
+	now := a.clockOf(m)
 	switch err := a.win.Add(o, now); {
 	case errors.Is(err, window.ErrLate):
+		a.tracing.scored(m, e, o, window.Late)
 		if count {
 			a.countAt(kind, e.Arm, window.Late, now)
 		}
@@ -170,16 +183,16 @@ func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool,
 		a.metrics.lag.Observe(max(0, now.Sub(sent).Seconds()))
 	}
 	a.metrics.observe(o, len(a.cfg.K))
+	a.tracing.scored(m, e, o, window.Scored)
 	if count {
 		a.countAt(kind, e.Arm, window.Scored, now)
 	}
 	return "", ""
 }
 
-func (a *App) count(kind stream.Kind, arm string, o window.Outcome) {
-	a.countAt(kind, arm, o, a.now())
-}
-
+// countAt counts an outcome at now: the clock of the message that had it
+// (m.Received; in JetStream mode the time the server stored it), or the
+// clock of an expiry.
 func (a *App) countAt(kind stream.Kind, arm string, o window.Outcome, now time.Time) {
 	a.metrics.event(kind, arm, o).Inc()
 	a.outcomes.Count(arm, o, now)
@@ -188,8 +201,10 @@ func (a *App) countAt(kind stream.Kind, arm string, o window.Outcome, now time.T
 // reject counts a refused event and publishes it to the dead-letter
 // subject with its reason.
 func (a *App) reject(m *stream.Message, arm, reason, detail string) {
-	a.count(m.Kind, arm, window.Rejected)
+	a.tracing.rejected(m, arm, reason)
+	a.countAt(m.Kind, arm, window.Rejected, m.Received)
 	a.metrics.rejected.WithLabelValues(reason).Inc()
+	detail = clipDetail(detail)
 	result := "success"
 	if a.pub == nil || a.pub.DeadLetter(a.cfg.Subjects.Deadletter, m, reason+": "+detail) != nil {
 		result = "failure"
@@ -205,6 +220,10 @@ func decodeReason(err error) string {
 	var fe *stream.FieldError
 	if errors.As(err, &fe) {
 		switch {
+		case strings.HasSuffix(fe.Msg, "exceeded max depth"):
+			return ReasonTooDeep
+		case strings.HasSuffix(fe.Msg, "invalid UTF-8"):
+			return ReasonInvalidUTF8
 		case strings.HasPrefix(fe.Msg, "invalid JSON"):
 			return ReasonInvalidJSON
 		case fe.Field == "qid":

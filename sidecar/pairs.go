@@ -84,9 +84,16 @@ func (a *App) handleJudgement(m *stream.Message, subjectArm string) {
 		a.reject(m, subjectArm, decodeReason(err), err.Error())
 		return
 	}
+	if len(j.RetrievedIDs) > a.cfg.Limits.MaxTopK {
+		a.reject(m, subjectArm, ReasonTooManyItems, "more than "+itoa(a.cfg.Limits.MaxTopK)+" ranked items")
+		return
+	}
 	arm := subjectArm
 	if j.Arm != "" {
 		arm = a.arms.get(j.Arm)
+	}
+	if a.duplicate(m, arm, "", m.Received) {
+		return
 	}
 	id := j.RequestID
 	if id == "" {
@@ -96,23 +103,23 @@ func (a *App) handleJudgement(m *stream.Message, subjectArm string) {
 	scholar, auditor, replaced, evicted := a.pairs.offer(pairKey{arm, id}, j, m.Received)
 	a.joinMu.Unlock()
 	for _, e := range evicted {
-		a.count(stream.KindJudgement, e.arm, window.JoinTimeout)
+		a.countAt(stream.KindJudgement, e.arm, window.JoinTimeout, m.Received)
 	}
 	switch {
 	case replaced:
-		a.count(stream.KindJudgement, arm, window.Duplicate)
+		a.countAt(stream.KindJudgement, arm, window.Duplicate, m.Received)
 	case scholar != nil:
 		typ := ""
 		if g, ok := a.gold.Lookup(j.QID); ok {
 			typ = g.Type
 		}
-		err := a.win.AddPair(&window.PairObservation{Arm: arm, Type: typ, Time: m.Received, Scholar: scholar.Label, Auditor: auditor.Label}, a.now())
+		err := a.win.AddPair(&window.PairObservation{Arm: arm, Type: typ, Time: m.Received, Scholar: scholar.Label, Auditor: auditor.Label}, m.Received)
 		switch {
 		case err == nil:
-			a.count(stream.KindJudgement, arm, window.Scored)
-			a.count(stream.KindJudgement, arm, window.Scored)
+			a.countAt(stream.KindJudgement, arm, window.Scored, m.Received)
+			a.countAt(stream.KindJudgement, arm, window.Scored, m.Received)
 		case err == window.ErrLate:
-			a.count(stream.KindJudgement, arm, window.Late)
+			a.countAt(stream.KindJudgement, arm, window.Late, m.Received)
 		default:
 			a.reject(m, arm, ReasonBadObservation, err.Error())
 		}

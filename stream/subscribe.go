@@ -50,6 +50,13 @@ type Message struct {
 	Data     []byte
 	Header   nats.Header
 	Received time.Time
+	// Stored is when the JetStream server stored the message; zero for a
+	// core NATS message.
+	Stored time.Time
+	// Seq is the stream sequence of a JetStream message (0: core NATS) and
+	// Delivered how many times the server delivered it (1 the first time).
+	Seq       uint64
+	Delivered uint64
 }
 
 // ArmFromSubject is the last token of subject (SPEC §2.2: the arm when the

@@ -51,7 +51,9 @@ func NewOutcomeCounter(specs []Spec) *OutcomeCounter {
 	return &OutcomeCounter{specs: specs, arms: make(map[string][]outcomeRing)}
 }
 
-// Count records one event of arm with outcome o arriving at now.
+// Count records one event of arm with outcome o arriving at now. A time
+// older than a window's span is not counted in that window (a replay may
+// count at the times events first arrived).
 func (c *OutcomeCounter) Count(arm string, o Outcome, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -71,6 +73,9 @@ func (c *OutcomeCounter) Count(arm string, o Outcome, now time.Time) {
 		r := &rings[i]
 		b := t / r.res
 		s := &r.slots[b%int64(len(r.slots))]
+		if s.bucket > b {
+			continue // older than this window: its slot holds a newer bucket
+		}
 		if s.bucket != b {
 			*s = outcomeSlot{bucket: b}
 		}

@@ -39,3 +39,19 @@ func TestOutcomeCounter(t *testing.T) {
 		t.Errorf("Map() = %v", m)
 	}
 }
+
+// TestOutcomeCounterOldTime: a count at a time older than a window's span
+// (a replay counting at first-arrival times) does not wipe the newer
+// bucket in that window's slot.
+func TestOutcomeCounterOldTime(t *testing.T) {
+	c := NewOutcomeCounter([]Spec{{Name: "1m", Length: time.Minute, Resolution: 10 * time.Second}, {Name: "5m", Length: 5 * time.Minute, Resolution: time.Minute}})
+	t0 := time.Unix(1_800_000_000, 0)
+	c.Count("live", Scored, t0.Add(60*time.Second))
+	c.Count("live", Late, t0) // same 1m slot, a turn older
+	if got := c.Counts("live", "1m", t0.Add(60*time.Second)); got != (OutcomeCounts{Scored: 1}) {
+		t.Errorf("1m: %v, want the newer bucket kept", got)
+	}
+	if got := c.Counts("live", "5m", t0.Add(60*time.Second)); got != (OutcomeCounts{Scored: 1, Late: 1}) {
+		t.Errorf("5m: %v, want both", got)
+	}
+}

@@ -74,8 +74,12 @@ func TestRulesExpressions(t *testing.T) {
 	if err := yaml.Unmarshal(out, &f); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if len(f.Groups) != 1 || len(f.Groups[0].Rules) != 2 {
-		t.Fatalf("want one group of two rules, got\n%s", out)
+	if len(f.Groups) != 2 || len(f.Groups[0].Rules) != 2 || len(f.Groups[1].Rules) != 1 {
+		t.Fatalf("want a group of two gate rules and the delivery group, got\n%s", out)
+	}
+	if slow := f.Groups[1].Rules[0]; f.Groups[1].Name != DeliveryGroupName || slow.Alert != SlowConsumerAlert ||
+		slow.Expr != "increase(shadoweval_nats_dropped_messages_total[5m]) > 0" || slow.Labels["severity"] != "warning" {
+		t.Errorf("delivery group: %+v", f.Groups[1])
 	}
 	floor, vsLive := f.Groups[0].Rules[0], f.Groups[0].Rules[1]
 	if floor.Alert != "precision_floor" || floor.For != "5m" ||

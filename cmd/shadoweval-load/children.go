@@ -1,0 +1,343 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/shadoweval/shadoweval/stream/gen"
+)
+
+// The children talk to the parent in lines on stdout: "ready ..." once
+// they can start, "result {json}" at the end. The parent writes "go" on
+// the publisher's stdin to start sending; a child whose stdin closes (the
+// parent is gone) stops.
+
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("shadoweval-load "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// ---- server ----
+
+func runServer(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("server", stderr)
+	port := fs.Int("port", -1, "client port on 127.0.0.1 (-1: any free port)")
+	maxPending := fs.Int64("max-pending", 0, "server-side outbound buffer per client in bytes before it is cut as a slow consumer (0: nats-server's default, 64 MiB)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	srv, err := server.NewServer(&server.Options{
+		ServerName: "shadoweval-load",
+		Host:       "127.0.0.1",
+		Port:       *port,
+		NoSigs:     true,
+		NoLog:      true,
+		MaxPending: *maxPending,
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "server:", err)
+		return 1
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		fmt.Fprintln(stderr, "server: not ready after 10s")
+		srv.Shutdown()
+		return 1
+	}
+	fmt.Fprintln(stdout, "ready", srv.ClientURL())
+	waitParent()
+	srv.Shutdown()
+	srv.WaitForShutdown()
+	return 0
+}
+
+// waitParent returns when stdin closes (the parent is done or gone) or on
+// SIGTERM/SIGINT.
+func waitParent() {
+	done := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, os.Stdin) //nolint:errcheck // EOF or error: either way the parent is gone
+		close(done)
+	}()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case <-done:
+	case <-sig:
+	}
+}
+
+// ---- events ----
+
+// The shapes keep these members of a TraceSource event (aliases included,
+// since awkward events use them). small is a seed 002 trace line plus λ
+// state (about 230 bytes with ts); compact adds ΔS, so every per-event
+// check but triage runs (about 300 bytes); full keeps the whole event
+// (top-k items with text, so triage runs too; about 1.2 KB).
+var shapeKeys = map[string][]string{
+	"small":   {"qid", "q_id", "retrieved_ids", "answer_json", "lambda_state", "λ_state"},
+	"compact": {"qid", "q_id", "retrieved_ids", "answer_json", "delta_s", "ΔS", "delta_s_cited", "lambda_state", "λ_state"},
+}
+
+type event struct {
+	subject string
+	body    []byte // the event without its opening brace; ts is prepended at send time
+}
+
+// makeEvents pre-generates n events from a TraceSource (no ts), arms in
+// turn, in the given shape.
+func makeEvents(n int, shape string, seed uint64, items int, arms []string) ([]event, error) {
+	src := gen.NewTraceSource(genOptions(seed, items, arms))
+	out := make([]event, n)
+	for i := range out {
+		arm := arms[i%len(arms)]
+		ev := src.NextFor(arm)
+		if shape != "full" {
+			keys, ok := shapeKeys[shape]
+			if !ok {
+				return nil, fmt.Errorf("unknown shape %q (small, compact or full)", shape)
+			}
+			var err error
+			if ev, err = keep(ev, keys); err != nil {
+				return nil, err
+			}
+		}
+		if len(ev) < 2 || ev[0] != '{' || bytes.Contains(ev, []byte(`"ts":`)) {
+			return nil, fmt.Errorf("unexpected event %q", ev)
+		}
+		out[i] = event{subject: "rag.trace." + arm, body: ev[1:]}
+	}
+	return out, nil
+}
+
+func genOptions(seed uint64, items int, arms []string) gen.Options {
+	return gen.Options{Seed: seed, Items: items, Awkward: 0.05, Arms: arms}
+}
+
+func keep(full []byte, keys []string) ([]byte, error) {
+	var m map[string]jsontext.Value
+	if err := jsonv2.Unmarshal(full, &m, jsontext.AllowDuplicateNames(true)); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for _, k := range keys {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"` + k + `":`)
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// tsLayout is RFC 3339 with a fixed width.
+const tsLayout = "2006-01-02T15:04:05.000000000Z"
+
+// ---- publish ----
+
+type publishResult struct {
+	Sent      int64   `json:"sent"`
+	Bytes     int64   `json:"bytes"`
+	Start     int64   `json:"start_unix_nano"` // first publish
+	End       int64   `json:"end_unix_nano"`   // flushed to the server
+	MeanBytes float64 `json:"mean_bytes"`
+}
+
+func runPublish(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("publish", stderr)
+	url := fs.String("url", "", "NATS URL")
+	n := fs.Int64("n", 1_000_000, "messages to send")
+	rate := fs.Float64("rate", 0, "messages per second (0: as fast as possible)")
+	shape := fs.String("shape", "compact", "small, compact or full")
+	seed := fs.Uint64("seed", 42, "generator seed")
+	items := fs.Int("items", 1000, "gold items")
+	arms := fs.String("arms", "live,canary", "arms, in turn")
+	pool := fs.Int("pool", 1<<18, "distinct events pre-generated (sent in a cycle)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	evs, err := makeEvents(int(min(*n, int64(*pool))), *shape, *seed, *items, strings.Split(*arms, ","))
+	if err != nil {
+		fmt.Fprintln(stderr, "publish:", err)
+		return 1
+	}
+	nc, err := nats.Connect(*url, nats.Name("shadoweval-load publish"))
+	if err != nil {
+		fmt.Fprintln(stderr, "publish:", err)
+		return 1
+	}
+	defer nc.Close()
+	var size int64
+	for _, e := range evs {
+		size += int64(len(e.body)) + int64(len(`{"ts":"`+tsLayout+`",`))
+	}
+	fmt.Fprintln(stdout, "ready")
+	if !waitGo() {
+		return 1
+	}
+	res, err := publish(nc, evs, *n, *rate)
+	if err != nil {
+		fmt.Fprintln(stderr, "publish:", err)
+		return 1
+	}
+	res.MeanBytes = float64(size) / float64(len(evs))
+	b, _ := json.Marshal(res)
+	fmt.Fprintf(stdout, "result %s\n", b)
+	return 0
+}
+
+// waitGo reads the parent's "go".
+func waitGo() bool {
+	line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+	return err == nil && strings.TrimSpace(line) == "go"
+}
+
+// publish sends n messages, cycling through evs, each with ts = the time
+// it is sent (refreshed every 32 messages when flooding, every burst when
+// paced).
+func publish(nc *nats.Conn, evs []event, n int64, rate float64) (publishResult, error) {
+	var res publishResult
+	buf := make([]byte, 0, 4096)
+	var ts []byte
+	stamp := func(now time.Time) { ts = now.UTC().AppendFormat(ts[:0], tsLayout) }
+	send := func(i int64) error {
+		e := &evs[i%int64(len(evs))]
+		buf = append(append(append(append(buf[:0], `{"ts":"`...), ts...), `",`...), e.body...)
+		res.Bytes += int64(len(buf))
+		return nc.Publish(e.subject, buf)
+	}
+	start := time.Now()
+	res.Start = start.UnixNano()
+	var i int64
+	if rate <= 0 {
+		for ; i < n; i++ {
+			if i%32 == 0 {
+				stamp(time.Now())
+			}
+			if err := send(i); err != nil {
+				return res, err
+			}
+		}
+	} else {
+		// Paced: every tick, send what is due since start.
+		deadline := start.Add(time.Duration(float64(n)/rate*float64(time.Second)) + time.Minute)
+		for i < n {
+			now := time.Now()
+			if now.After(deadline) {
+				return res, fmt.Errorf("paced sending fell behind: %d of %d sent", i, n)
+			}
+			due := min(n, int64(now.Sub(start).Seconds()*rate)+1)
+			if due <= i {
+				time.Sleep(500 * time.Microsecond)
+				continue
+			}
+			stamp(now)
+			for ; i < due; i++ {
+				if err := send(i); err != nil {
+					return res, err
+				}
+			}
+		}
+	}
+	if err := nc.FlushTimeout(time.Minute); err != nil {
+		return res, err
+	}
+	res.Sent = i
+	res.End = time.Now().UnixNano()
+	return res, nil
+}
+
+// ---- sink ----
+
+type sinkResult struct {
+	Received int64 `json:"received"`
+	First    int64 `json:"first_unix_nano"`
+	Last     int64 `json:"last_unix_nano"`
+	Dropped  int64 `json:"dropped"`
+	CPU      int64 `json:"cpu_ns"` // user+system CPU of the process from ready to the end
+}
+
+func selfCPU() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+func runSink(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("sink", stderr)
+	url := fs.String("url", "", "NATS URL")
+	subject := fs.String("subject", "rag.trace.>", "subject to count")
+	n := fs.Int64("n", 1_000_000, "messages to wait for")
+	timeout := fs.Duration("timeout", 5*time.Minute, "give up after")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	nc, err := nats.Connect(*url, nats.Name("shadoweval-load sink"), nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
+	if err != nil {
+		fmt.Fprintln(stderr, "sink:", err)
+		return 1
+	}
+	defer nc.Close()
+	var received, first, last atomic.Int64
+	done := make(chan struct{})
+	// The same subscription as the sidecar's (async handler, pending limits
+	// -1 messages / 512 MiB), minus the work: count and note the time.
+	sub, err := nc.Subscribe(*subject, func(*nats.Msg) {
+		now := time.Now().UnixNano()
+		first.CompareAndSwap(0, now)
+		last.Store(now)
+		if received.Add(1) == *n {
+			close(done)
+		}
+	})
+	if err == nil {
+		err = sub.SetPendingLimits(-1, 512<<20)
+	}
+	if err == nil {
+		err = nc.FlushTimeout(10 * time.Second)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "sink:", err)
+		return 1
+	}
+	cpu0 := selfCPU()
+	fmt.Fprintln(stdout, "ready")
+	select {
+	case <-done:
+	case <-time.After(*timeout):
+	}
+	var res sinkResult
+	res.CPU = selfCPU() - cpu0
+	if d, err := sub.Dropped(); err == nil {
+		res.Dropped = int64(d)
+	}
+	sub.Unsubscribe() //nolint:errcheck // counting is over either way
+	res.Received, res.First, res.Last = received.Load(), first.Load(), last.Load()
+	b, _ := json.Marshal(res)
+	fmt.Fprintf(stdout, "result %s\n", b)
+	return 0
+}

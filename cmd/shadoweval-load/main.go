@@ -1,0 +1,50 @@
+// Command shadoweval-load measures the live sidecar under load (issue "The
+// live sidecar"): it starts a NATS server, sends N pre-generated trace
+// events from a separate publisher process and reports, for the same
+// messages in the same run,
+//
+//   - the raw NATS rate: a plain subscriber process that only counts;
+//   - the sidecar's sustained events/s (from its own counters), loss, NATS
+//     slow-consumer drops, p99 event-to-window lag and peak RSS.
+//
+// With --duration and --rate it runs a soak at a fixed rate instead and
+// samples the sidecar's RSS every --sample to show that it stays flat.
+//
+// Every process is a child of this one, on 127.0.0.1 only: the NATS server
+// (`shadoweval-load server`, the nats-server library in a process of its
+// own, so that its CPU and memory are neither the sidecar's nor the
+// publisher's), the publisher (`shadoweval-load publish`), the counting
+// subscriber (`shadoweval-load sink`) and the sidecar (`shadoweval run`,
+// built from this repository). Children die with this process
+// (PR_SET_PDEATHSIG), every wait is bounded, and the tool stops by itself.
+//
+// Usage:
+//
+//	shadoweval-load [--n 2000000] [--runs 3] [--shape compact|full] [--bin bin/shadoweval]
+//	shadoweval-load --duration 10m --rate 200000 [--sample 10s]
+package main
+
+import (
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "server":
+			return runServer(args[1:], stdout, stderr)
+		case "publish":
+			return runPublish(args[1:], stdout, stderr)
+		case "sink":
+			return runSink(args[1:], stdout, stderr)
+		case "bench":
+			args = args[1:]
+		}
+	}
+	return runBench(args, stdout, stderr)
+}

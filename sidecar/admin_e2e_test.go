@@ -1,0 +1,102 @@
+package sidecar_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shadoweval/shadoweval/sidecar"
+)
+
+// TestAdminToken: with http.admin_token_file set, POST /-/reload wants
+// "Authorization: Bearer <token>" (401 otherwise, with WWW-Authenticate);
+// the read-only endpoints stay open; the token never reaches the log.
+func TestAdminToken(t *testing.T) {
+	t.Parallel()
+	const token = "s3cret-Admin-token"
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil { // a Secret's trailing newline
+		t.Fatal(err)
+	}
+	gold := copyFile(t, "testdata/gold_v1.jsonl", dir, "gold.jsonl")
+	cfg := testConfig(t, "", gold)
+	cfg.HTTP.AdminTokenFile = tokenFile
+	logs := &syncBuffer{}
+	app, err := sidecar.New(sidecar.Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	if err := app.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := app.Stop(ctx); err != nil {
+			t.Error(err)
+		}
+		if strings.Contains(logs.String(), token) {
+			t.Errorf("the admin token is in the log:\n%s", logs.String())
+		}
+	}()
+	h := &testApp{t: t, base: "http://" + app.Addr()}
+
+	for _, auth := range []string{"", "Bearer", "Bearer ", "Bearer wrong", "Bearer " + token + "x", "Basic " + token, token, "Bearer " + token[:len(token)-1]} {
+		hdr := http.Header{}
+		if auth != "" {
+			hdr.Set("Authorization", auth)
+		}
+		code, resp, body := h.do(http.MethodPost, "/-/reload", hdr)
+		if code != http.StatusUnauthorized || !strings.HasPrefix(resp.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("Authorization %q: %d %q (WWW-Authenticate %q), want 401", auth, code, body, resp.Get("WWW-Authenticate"))
+		}
+		if strings.Contains(string(body), token) {
+			t.Errorf("the 401 body shows the token: %s", body)
+		}
+	}
+	for _, auth := range []string{"Bearer " + token, "bearer " + token, "BEARER  " + token + " "} {
+		code, _, body := h.do(http.MethodPost, "/-/reload", http.Header{"Authorization": {auth}})
+		if code != http.StatusOK {
+			t.Errorf("Authorization %q: %d %s, want 200", auth, code, body)
+		}
+	}
+	h.checkMetric("shadoweval_gold_reloads_total", map[string]string{"result": "success"}, 4) // start + 3
+	for _, path := range []string{"/-/ready", "/-/healthy", "/metrics", "/api/v1/windows", "/api/v1/verdict?arm=canary&window=5m"} {
+		if code, body := h.get(path); code != http.StatusOK {
+			t.Errorf("GET %s without a token: %d %s", path, code, body)
+		}
+	}
+}
+
+// TestAdminTokenFile: a token file that cannot be read, or is empty, stops
+// the start with the file's name, and no token without one configured.
+func TestAdminTokenFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte(" \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ file, want string }{
+		{filepath.Join(dir, "missing"), "http.admin_token_file " + filepath.Join(dir, "missing") + ": no such file"},
+		{empty, "the file is empty"},
+	} {
+		cfg := testConfig(t, "nats://127.0.0.1:1", filepath.Join(dir, "gold.jsonl"))
+		cfg.HTTP.AdminTokenFile = c.file
+		_, err := sidecar.New(sidecar.Options{Config: cfg})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("token file %s: %v, want %q", c.file, err, c.want)
+		}
+	}
+
+	// None configured: reload is open (the default).
+	h := startApp(t, appOptions{goldFile: "testdata/gold_v1.jsonl"})
+	if code, body := h.post("/-/reload"); code != http.StatusOK {
+		t.Errorf("POST /-/reload with no token configured: %d %s", code, body)
+	}
+}

@@ -1,0 +1,277 @@
+package stream
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/shadoweval/shadoweval/stream/streamtest"
+)
+
+func TestSubjectMatches(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, subject string
+		want             bool
+	}{
+		{"rag.trace.>", "rag.trace.live", true},
+		{"rag.trace.>", "rag.trace.a.b", true},
+		{"rag.trace.>", "rag.trace", false},
+		{"rag.trace.>", "rag.retrieval.live", false},
+		{"rag.*.live", "rag.answer.live", true},
+		{"rag.*.live", "rag.answer.canary", false},
+		{"rag.*", "rag.answer.live", false},
+		{"rag.trace.live", "rag.trace.live", true},
+		{"rag.trace.live", "rag.trace.liv", false},
+		{"rag.trace.live", "rag.trace.live.x", false},
+		{">", "a", true},
+		{"*", "a.b", false},
+	} {
+		if got := SubjectMatches(tc.pattern, tc.subject); got != tc.want {
+			t.Errorf("SubjectMatches(%q, %q) = %v, want %v", tc.pattern, tc.subject, got, tc.want)
+		}
+	}
+}
+
+// FuzzSubjectMatches compares SubjectMatches with the server's own matcher
+// on valid subjects and patterns.
+func FuzzSubjectMatches(f *testing.F) {
+	f.Add("rag.trace.>", "rag.trace.live")
+	f.Add("rag.*.live", "rag.answer.live")
+	f.Add("a.b", "a.b.c")
+	f.Fuzz(func(t *testing.T, pattern, subject string) {
+		if !server.IsValidSubject(pattern) || !server.IsValidPublishSubject(subject) {
+			return
+		}
+		for _, tok := range strings.Split(pattern, ".") {
+			if tok != "*" && tok != ">" && strings.ContainsAny(tok, "*>") {
+				return // "*00": the server's matchers disagree among themselves
+			}
+		}
+		if got, want := SubjectMatches(pattern, subject), server.SubjectMatchesFilter(subject, pattern); got != want {
+			t.Fatalf("SubjectMatches(%q, %q) = %v, the server says %v", pattern, subject, got, want)
+		}
+	})
+}
+
+var jsSubjects = map[Kind]string{
+	KindTrace: "rag.trace.>", KindRetrieval: "rag.retrieval.>",
+	KindAnswer: "rag.answer.>", KindJudgement: "rag.judgement.>",
+}
+
+// TestConsumeJetStream: the stream is created with the input subjects; the
+// consumer replays from its start time, in stream order, with the kind,
+// stored time and sequence of each message; a message is acked only once
+// the handler returned; a second ConsumeJetStream replaces the consumer and
+// replays again.
+func TestConsumeJetStream(t *testing.T) {
+	t.Parallel()
+	srv := streamtest.RunJetStream(t)
+	nc := streamtest.Connect(t, srv.ClientURL())
+	ctx, cancel := context.WithTimeout(context.Background(), streamtest.Timeout)
+	defer cancel()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	release := make(chan struct{})
+	got := make(chan *Message, 16)
+	var once sync.Once
+	opt := JetStreamOptions{Stream: "RAG", Durable: "d", Subjects: jsSubjects, StartTime: time.Now().Add(-time.Hour), MaxAge: 2 * time.Hour}
+	sub, err := ConsumeJetStream(ctx, nc, opt, func(m *Message) {
+		got <- m
+		once.Do(func() { <-release }) // hold the first message
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	str, err := js.Stream(ctx, "RAG")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := str.CachedInfo(); strings.Join(info.Config.Subjects, " ") != "rag.trace.> rag.retrieval.> rag.answer.> rag.judgement.>" ||
+		info.Config.Storage != jetstream.FileStorage || info.Config.MaxAge != 2*time.Hour {
+		t.Errorf("stream config: %+v", info.Config)
+	}
+	subjects := []string{"rag.answer.live", "rag.trace.canary", "rag.judgement.x", "other.subject"}
+	for _, s := range subjects[:3] {
+		if _, err := js.Publish(ctx, s, []byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := js.Publish(ctx, subjects[3], nil); err == nil {
+		t.Error("a subject outside the stream was stored")
+	}
+	first := streamtest.Next(t, got)
+	cons, err := str.Consumer(ctx, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Held in the handler: delivered, not acked.
+	if info, err := cons.Info(ctx); err != nil || info.AckFloor.Stream != 0 || info.NumAckPending == 0 {
+		t.Errorf("while the handler runs: ack floor %d, ack pending %d (%v); want 0 and > 0", info.AckFloor.Stream, info.NumAckPending, err)
+	}
+	close(release)
+	msgs := []*Message{first, streamtest.Next(t, got), streamtest.Next(t, got)}
+	for i, m := range msgs {
+		want := []Kind{KindAnswer, KindTrace, KindJudgement}[i]
+		if m.Kind != want || m.Subject != subjects[i] || string(m.Data) != subjects[i] || m.Seq != uint64(i+1) ||
+			m.Delivered != 1 || m.Stored.IsZero() || !m.Received.Equal(m.Stored) {
+			t.Errorf("message %d: %+v, want kind %v, seq %d", i, m, want, i+1)
+		}
+	}
+	waitAckFloor(t, cons, 3)
+	if sub.Pending() != 0 || sub.Behind() || sub.Redeliveries() != 0 {
+		t.Errorf("pending %d, behind %v, redeliveries %d", sub.Pending(), sub.Behind(), sub.Redeliveries())
+	}
+	if err := sub.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Again, from the second message's stored time: the consumer is
+	// replaced and replays from there.
+	opt.StartTime = msgs[1].Stored
+	sub2, err := ConsumeJetStream(ctx, nc, opt, func(m *Message) { got <- m })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub2.Drain(ctx)
+	for _, want := range msgs[1:] {
+		if m := streamtest.Next(t, got); m.Seq != want.Seq || m.Delivered != 1 {
+			t.Errorf("replay: seq %d delivered %d, want seq %d, delivered 1", m.Seq, m.Delivered, want.Seq)
+		}
+	}
+	if names := consumerNames(t, str); names != "d" {
+		t.Errorf("consumers: %s, want only d", names)
+	}
+}
+
+// TestConsumeJetStreamRedelivery: a message whose ack does not come within
+// AckWait is delivered again and counted as a redelivery.
+func TestConsumeJetStreamRedelivery(t *testing.T) {
+	t.Parallel()
+	srv := streamtest.RunJetStream(t)
+	nc := streamtest.Connect(t, srv.ClientURL())
+	ctx, cancel := context.WithTimeout(context.Background(), 3*streamtest.Timeout)
+	defer cancel()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	got := make(chan *Message, 4)
+	var once sync.Once
+	sub, err := ConsumeJetStream(ctx, nc, JetStreamOptions{
+		Stream: "RAG", Durable: "d", Subjects: jsSubjects, StartTime: time.Now().Add(-time.Minute), AckWait: 200 * time.Millisecond,
+	}, func(m *Message) {
+		got <- m
+		once.Do(func() { <-release })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Drain(ctx)
+	if _, err := js.Publish(ctx, "rag.trace.live", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	streamtest.Next(t, got)
+	cons, err := js.Consumer(ctx, "RAG", "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Hold the handler until the server has given up waiting for the ack.
+	for {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumRedelivered > 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the server never redelivered")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	close(release)
+	if m := streamtest.Next(t, got); m.Seq != 1 || m.Delivered != 2 {
+		t.Errorf("redelivery: seq %d delivered %d", m.Seq, m.Delivered)
+	}
+	waitAckFloor(t, cons, 1)
+	if n := sub.Redeliveries(); n != 1 {
+		t.Errorf("Redeliveries() = %d, want 1", n)
+	}
+}
+
+// TestConsumeJetStreamExistingStream: an existing stream is used as it is,
+// and overlapping or missing subjects make a clear error.
+func TestConsumeJetStreamExistingStream(t *testing.T) {
+	t.Parallel()
+	srv := streamtest.RunJetStream(t)
+	nc := streamtest.Connect(t, srv.ClientURL())
+	ctx, cancel := context.WithTimeout(context.Background(), streamtest.Timeout)
+	defer cancel()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "OPS", Subjects: []string{"rag.>"}, Storage: jetstream.MemoryStorage}); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := ConsumeJetStream(ctx, nc, JetStreamOptions{Stream: "OPS", Durable: "d", Subjects: jsSubjects, StartTime: time.Now()}, func(*Message) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub.Drain(ctx)
+	if info, _ := js.Stream(ctx, "OPS"); info.CachedInfo().Config.Storage != jetstream.MemoryStorage {
+		t.Error("an existing stream was changed")
+	}
+	_, err = ConsumeJetStream(ctx, nc, JetStreamOptions{Stream: "OPS", Durable: "d", Subjects: map[Kind]string{KindTrace: "rag.>", KindAnswer: "rag.answer.>"}, StartTime: time.Now()}, func(*Message) {})
+	if err == nil || !strings.Contains(err.Error(), "consumer d") {
+		t.Errorf("overlapping subjects: %v", err)
+	}
+	if _, err := ConsumeJetStream(ctx, nc, JetStreamOptions{Stream: "OPS", Durable: "d", Subjects: map[Kind]string{KindTrace: ""}}, func(*Message) {}); err == nil {
+		t.Error("no subject: no error")
+	}
+}
+
+func waitAckFloor(t *testing.T, cons jetstream.Consumer, seq uint64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), streamtest.Timeout)
+	defer cancel()
+	for {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			t.Fatalf("consumer info: %v", err)
+		}
+		if info.AckFloor.Stream >= seq && info.NumAckPending == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("ack floor %d, ack pending %d; want %d and 0", info.AckFloor.Stream, info.NumAckPending, seq)
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
+func consumerNames(t *testing.T, str jetstream.Stream) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), streamtest.Timeout)
+	defer cancel()
+	var names []string
+	l := str.ConsumerNames(ctx)
+	for n := range l.Name() {
+		names = append(names, n)
+	}
+	if err := l.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(names, ",")
+}
