@@ -205,6 +205,9 @@ func (a *App) reject(m *stream.Message, arm, reason, detail string) {
 	a.countAt(m.Kind, arm, window.Rejected, m.Received)
 	a.metrics.rejected.WithLabelValues(reason).Inc()
 	detail = clipDetail(detail)
+	if m.Replayed {
+		return // dead-lettered by the process that first applied it
+	}
 	result := "success"
 	if a.pub == nil || a.pub.DeadLetter(a.cfg.Subjects.Deadletter, m, reason+": "+detail) != nil {
 		result = "failure"

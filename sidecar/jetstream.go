@@ -24,7 +24,11 @@ package sidecar
 // halves whose partner is next in line.
 //
 // A message is acked after the handler returns, that is after it is
-// applied (window add, join, or rejection and dead letter). The stream is
+// applied (window add, join, or rejection and dead letter). Messages the
+// replaced consumer had acked (up to its ack floor) were dead-lettered by
+// the process that applied them: their replay counts them again but sends
+// no second dead letter (dead letters are at least once, not once per
+// restart). The stream is
 // created when missing, file-backed, with the four input subjects and a
 // MaxAge of twice the replay span; an existing stream is used as it is.
 

@@ -460,7 +460,8 @@ func (h *testApp) waitReady(name string, want int) {
 // window and content type), and both count every published event once:
 // none lost, none counted twice, producer retries counted as duplicates.
 // Then the NATS server restarts under both: readiness goes false and true
-// again, and the windows stay equal and complete.
+// again, and the windows stay equal and complete. A last restart, once A
+// acked everything, replays without sending the dead letters again.
 func TestJetStreamKillRestart(t *testing.T) {
 	t.Parallel()
 	ns := startJSServer(t)
@@ -541,4 +542,39 @@ func TestJetStreamKillRestart(t *testing.T) {
 	sameWindows(t, "after the NATS restart", a.allWindows("prose", "code"), b.allWindows("prose", "code"))
 	b.checkMetric("shadoweval_jetstream_consumer_pending", nil, 0)
 	b.checkMetric("shadoweval_nats_disconnects_total", nil, 1)
+
+	// Once A has acked everything, another restart replays the stream
+	// without dead-lettering the rejected messages a second time.
+	rejected := 0.0
+	for _, w := range want {
+		rejected += float64(w["rejected"])
+	}
+	b.checkMetric("shadoweval_deadletter_messages_total", map[string]string{"result": "success"}, rejected)
+	poll(t, "A to have acked the whole stream", func() string {
+		str, err := js.Stream(ctx, "RAG")
+		if err != nil {
+			return err.Error()
+		}
+		cons, err := str.Consumer(ctx, "killed")
+		if err != nil {
+			return err.Error()
+		}
+		ci, last := cons.CachedInfo(), str.CachedInfo().State.LastSeq
+		if ci.AckFloor.Stream != last || ci.NumAckPending != 0 {
+			return fmt.Sprintf("ack floor %d, ack pending %d, last sequence %d", ci.AckFloor.Stream, ci.NumAckPending, last)
+		}
+		return ""
+	})
+	a.kill()
+	a = startSidecarProcess(t, "sidecar A (restarted again)", cfgA)
+	a.waitExpected("A", want)
+	sameWindows(t, "after a restart with everything acked", a.allWindows("prose", "code"), b.allWindows("prose", "code"))
+	a.checkMetric("shadoweval_deadletter_messages_total", map[string]string{"result": "success"}, 0)
+	var counted float64
+	for _, m := range a.scrape()["shadoweval_rejected_events_total"].GetMetric() {
+		counted += sampleValue(m)
+	}
+	if counted != rejected {
+		t.Errorf("A counted %v rejected events, want %v", counted, rejected)
+	}
 }

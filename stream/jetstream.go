@@ -52,6 +52,7 @@ type JetStreamSubscription struct {
 	redeliveries atomic.Uint64
 	ackErrors    atomic.Uint64
 	lastStored   atomic.Int64 // stored time (ns) of the last handled message
+	prevAckFloor uint64       // ack floor of the consumer this one replaced
 	stopped      atomic.Bool  // Drain was called
 }
 
@@ -64,9 +65,9 @@ type kindPattern struct {
 // consumer with one starting at opt.StartTime (explicit acks, filtered on
 // the kinds' subjects) and consumes it. For each message handle gets a
 // Message whose Stored, Received (both the time the server stored the
-// message), Seq and Delivered are set; the message is acked once handle
-// returns, so a message is acked only after it is applied. handle runs on
-// one goroutine, in stream order.
+// message), Seq, Delivered and Replayed are set; the message is acked once
+// handle returns, so a message is acked only after it is applied. handle
+// runs on one goroutine, in stream order.
 func ConsumeJetStream(ctx context.Context, nc *nats.Conn, opt JetStreamOptions, handle func(*Message)) (*JetStreamSubscription, error) {
 	s := &JetStreamSubscription{}
 	for k, p := range opt.Subjects {
@@ -101,6 +102,11 @@ func ConsumeJetStream(ctx context.Context, nc *nats.Conn, opt JetStreamOptions, 
 	}
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: stream %s: %w", opt.Stream, err)
+	}
+	// What the consumer being replaced had acked was applied, dead letters
+	// included, by an earlier process: its replay only rebuilds state.
+	if old, err := str.Consumer(ctx, opt.Durable); err == nil {
+		s.prevAckFloor = old.CachedInfo().AckFloor.Stream
 	}
 	if err := str.DeleteConsumer(ctx, opt.Durable); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return nil, fmt.Errorf("jetstream: deleting consumer %s: %w", opt.Durable, err)
@@ -148,6 +154,7 @@ func (s *JetStreamSubscription) deliver(msg jetstream.Msg, handle func(*Message)
 	meta, err := msg.Metadata()
 	if err == nil {
 		m.Stored, m.Seq, m.Delivered = meta.Timestamp, meta.Sequence.Stream, meta.NumDelivered
+		m.Replayed = m.Seq <= s.prevAckFloor
 	} else {
 		m.Stored = time.Now() // not a JetStream message: cannot happen on a pull consumer
 	}

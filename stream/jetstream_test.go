@@ -121,7 +121,7 @@ func TestConsumeJetStream(t *testing.T) {
 	for i, m := range msgs {
 		want := []Kind{KindAnswer, KindTrace, KindJudgement}[i]
 		if m.Kind != want || m.Subject != subjects[i] || string(m.Data) != subjects[i] || m.Seq != uint64(i+1) ||
-			m.Delivered != 1 || m.Stored.IsZero() || !m.Received.Equal(m.Stored) {
+			m.Delivered != 1 || m.Stored.IsZero() || !m.Received.Equal(m.Stored) || m.Replayed {
 			t.Errorf("message %d: %+v, want kind %v, seq %d", i, m, want, i+1)
 		}
 	}
@@ -134,7 +134,8 @@ func TestConsumeJetStream(t *testing.T) {
 	}
 
 	// Again, from the second message's stored time: the consumer is
-	// replaced and replays from there.
+	// replaced and replays from there, every message marked as acked by
+	// the consumer it replaced; a new one is not.
 	opt.StartTime = msgs[1].Stored
 	sub2, err := ConsumeJetStream(ctx, nc, opt, func(m *Message) { got <- m })
 	if err != nil {
@@ -142,9 +143,15 @@ func TestConsumeJetStream(t *testing.T) {
 	}
 	defer sub2.Drain(ctx)
 	for _, want := range msgs[1:] {
-		if m := streamtest.Next(t, got); m.Seq != want.Seq || m.Delivered != 1 {
-			t.Errorf("replay: seq %d delivered %d, want seq %d, delivered 1", m.Seq, m.Delivered, want.Seq)
+		if m := streamtest.Next(t, got); m.Seq != want.Seq || m.Delivered != 1 || !m.Replayed {
+			t.Errorf("replay: seq %d delivered %d replayed %v, want seq %d, delivered 1, replayed", m.Seq, m.Delivered, m.Replayed, want.Seq)
 		}
+	}
+	if _, err := js.Publish(ctx, "rag.trace.new", nil); err != nil {
+		t.Fatal(err)
+	}
+	if m := streamtest.Next(t, got); m.Seq != 4 || m.Replayed {
+		t.Errorf("new message: seq %d replayed %v, want 4, not replayed", m.Seq, m.Replayed)
 	}
 	if names := consumerNames(t, str); names != "d" {
 		t.Errorf("consumers: %s, want only d", names)

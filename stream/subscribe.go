@@ -57,6 +57,10 @@ type Message struct {
 	// Delivered how many times the server delivered it (1 the first time).
 	Seq       uint64
 	Delivered uint64
+	// Replayed is set on a JetStream message that an earlier consumer of
+	// the same name had acked: it was applied before, side effects (dead
+	// letters) included, and is delivered again to rebuild the windows.
+	Replayed bool
 }
 
 // ArmFromSubject is the last token of subject (SPEC §2.2: the arm when the
