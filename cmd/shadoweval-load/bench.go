@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,6 +26,7 @@ type benchOpts struct {
 	runs, items, pool      int
 	seed                   uint64
 	lagFrac                float64
+	hostile                float64
 	lagSeconds             time.Duration
 	duration, sample       time.Duration
 	rate                   float64
@@ -57,6 +59,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.duration, "duration", 0, "soak: send at --rate for this long and sample the sidecar's RSS")
 	fs.Float64Var(&o.rate, "rate", 0, "soak: messages per second")
 	fs.DurationVar(&o.sample, "sample", 10*time.Second, "soak: RSS sampling interval")
+	fs.Float64Var(&o.hostile, "hostile", 0, "share of hostile messages (invalid JSON, wrong types, missing qid, too many top-k items, deep nesting, invalid UTF-8, arm floods)")
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up after this long (0: 20m, or the soak duration + 10m)")
 	fs.Int64Var(&o.serverMaxPending, "server-max-pending", 0, "nats-server max_pending per client in bytes (0: its default, 64 MiB)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (gold file, logs)")
@@ -164,6 +167,9 @@ func (o *benchOpts) startPublisher(tag string, n int64, rate float64) (*child, e
 		"--seed", strconv.FormatUint(o.seed, 10), "--items", strconv.Itoa(o.items), "--arms", o.arms, "--pool", strconv.Itoa(o.pool)}
 	if rate > 0 {
 		args = append(args, "--rate", strconv.FormatFloat(rate, 'f', 0, 64))
+	}
+	if o.hostile > 0 {
+		args = append(args, "--hostile", strconv.FormatFloat(o.hostile, 'f', -1, 64))
 	}
 	p, err := startChild("publisher", filepath.Join(o.dir, "publish-"+tag+".log"), o.self, args...)
 	if err != nil {
@@ -508,8 +514,8 @@ func (o *benchOpts) soak() error {
 		return err
 	}
 	start := time.Now()
-	var mins, rss []float64
-	fmt.Fprintf(o.stdout, "%8s %12s %10s %10s\n", "t", "events", "VmRSS", "VmHWM")
+	var mins, rss, gors []float64
+	fmt.Fprintf(o.stdout, "%8s %12s %10s %10s %10s\n", "t", "events", "VmRSS", "VmHWM", "goroutines")
 	nextSample := start
 	sampleNow := func(s scrape) {
 		if time.Now().Before(nextSample) {
@@ -521,8 +527,8 @@ func (o *benchOpts) soak() error {
 			return
 		}
 		t := time.Since(start)
-		mins, rss = append(mins, t.Minutes()), append(rss, float64(r)/1024)
-		fmt.Fprintf(o.stdout, "%8s %12.0f %6.1f MiB %6.1f MiB\n", t.Round(time.Second), s.events-s0.events, float64(r)/1024, float64(hwm)/1024)
+		mins, rss, gors = append(mins, t.Minutes()), append(rss, float64(r)/1024), append(gors, s.goroutines)
+		fmt.Fprintf(o.stdout, "%8s %12.0f %6.1f MiB %6.1f MiB %10.0f\n", t.Round(time.Second), s.events-s0.events, float64(r)/1024, float64(hwm)/1024, s.goroutines)
 	}
 	saved := o.pollEvery
 	o.pollEvery = time.Second
@@ -550,6 +556,20 @@ func (o *benchOpts) soak() error {
 		half := len(rss) / 2
 		fmt.Fprintf(w, "RSS: first %.1f MiB, last %.1f MiB, max %.1f MiB (VmHWM %.1f MiB, rusage max RSS %.1f MiB); slope %.3f MiB/min over the run, %.3f MiB/min over its second half\n",
 			rss[0], rss[len(rss)-1], maxOf(rss), float64(hwm)/1024, float64(side.maxRSSKB())/1024, slope(mins, rss), slope(mins[half:], rss[half:]))
+	}
+	if len(gors) > 0 {
+		fmt.Fprintf(w, "goroutines: first %.0f, last %.0f, max %.0f\n", gors[0], gors[len(gors)-1], maxOf(gors))
+	}
+	if o.hostile > 0 {
+		var total float64
+		var reasons []string
+		for r, v := range s1.rejected {
+			d := v - s0.rejected[r]
+			total += d
+			reasons = append(reasons, fmt.Sprintf("%s %.0f", r, d))
+		}
+		slices.Sort(reasons)
+		fmt.Fprintf(w, "hostile share %.2f%%: %.0f rejected (%s); outcomes %v\n", o.hostile*100, total, strings.Join(reasons, ", "), s1.outcomes)
 	}
 	fmt.Fprintf(w, "load average at end %s\n", loadAvg())
 	return nil

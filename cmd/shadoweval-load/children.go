@@ -175,6 +175,7 @@ func runPublish(args []string, stdout, stderr io.Writer) int {
 	items := fs.Int("items", 1000, "gold items")
 	arms := fs.String("arms", "live,canary", "arms, in turn")
 	pool := fs.Int("pool", 1<<18, "distinct events pre-generated (sent in a cycle)")
+	hostile := fs.Float64("hostile", 0, "share of hostile messages")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -183,6 +184,7 @@ func runPublish(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "publish:", err)
 		return 1
 	}
+	mixHostile(evs, *hostile)
 	nc, err := nats.Connect(*url, nats.Name("shadoweval-load publish"))
 	if err != nil {
 		fmt.Fprintln(stderr, "publish:", err)
@@ -340,4 +342,38 @@ func runSink(args []string, stdout, stderr io.Writer) int {
 	b, _ := json.Marshal(res)
 	fmt.Fprintf(stdout, "result %s\n", b)
 	return 0
+}
+
+// hostileBodies are what a broken or malicious producer sends; each follows
+// the `{"ts":"…",` prefix the publisher writes. Every one must be rejected
+// with a reason (or, for the arm flood, folded into the "_other" arm).
+var hostileBodies = []struct{ subject, body string }{
+	{"rag.trace.live", `"qid":5}`},                                                                                    // wrong type
+	{"rag.trace.live", `"q":"where is the qid?"}`},                                                                    // missing qid
+	{"rag.trace.live", `"qid":"","q_id":""}`},                                                                         // empty qid
+	{"rag.trace.live", `"qid":"A1","answer_json":{"claim":"cut short`},                                                // invalid JSON
+	{"rag.trace.live", `"qid":"A1","latency_ms":1e999}`},                                                              // number overflow
+	{"rag.trace.live", "\"qid\":\"\xff\xfe\"}"},                                                                       // invalid UTF-8
+	{"rag.trace.live", `"qid":"A1","x":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`},             // deep nesting
+	{"rag.trace.live", `"qid":"A1","retrieved_ids":[` + strings.TrimSuffix(strings.Repeat(`"x",`, 5000), ",") + `]}`}, // too many top-k items
+	{"rag.trace.flood-%d", `"qid":"A0000001","retrieved_ids":["p1#1"]}`},                                              // arm flood: folded into _other
+}
+
+// mixHostile replaces one event in every 1/share with a hostile one,
+// cycling through the kinds; arm-flood subjects get a fresh arm each time.
+func mixHostile(evs []event, share float64) {
+	if share <= 0 {
+		return
+	}
+	every := max(1, int(1/share+0.5))
+	k := 0
+	for i := every - 1; i < len(evs); i += every {
+		h := hostileBodies[k%len(hostileBodies)]
+		subject := h.subject
+		if strings.Contains(subject, "%d") {
+			subject = fmt.Sprintf(subject, k)
+		}
+		evs[i] = event{subject: subject, body: []byte(h.body)}
+		k++
+	}
 }

@@ -229,6 +229,8 @@ type scrape struct {
 	dropped     float64            // shadoweval_nats_dropped_messages_total
 	slow        float64            // shadoweval_nats_slow_consumer_events_total
 	disconnects float64            // shadoweval_nats_disconnects_total
+	goroutines  float64            // go_goroutines
+	rejected    map[string]float64 // shadoweval_rejected_events_total by reason
 	lag         []bucket           // shadoweval_event_lag_seconds classic buckets, cumulative
 }
 
@@ -273,6 +275,13 @@ func getScrape(addr string) (scrape, error) {
 			s.slow = value
 		case "shadoweval_nats_disconnects_total":
 			s.disconnects = value
+		case "go_goroutines":
+			s.goroutines = value
+		case "shadoweval_rejected_events_total":
+			if s.rejected == nil {
+				s.rejected = map[string]float64{}
+			}
+			s.rejected[labels["reason"]] += value
 		case "shadoweval_event_lag_seconds_bucket":
 			le, err := strconv.ParseFloat(labels["le"], 64)
 			if err == nil {
