@@ -27,6 +27,7 @@ type benchOpts struct {
 	seed                   uint64
 	lagFrac                float64
 	hostile                float64
+	sidecarConfig          string
 	lagSeconds             time.Duration
 	duration, sample       time.Duration
 	rate                   float64
@@ -63,6 +64,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up after this long (0: 20m, or the soak duration + 10m)")
 	fs.Int64Var(&o.serverMaxPending, "server-max-pending", 0, "nats-server max_pending per client in bytes (0: its default, 64 MiB)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (gold file, logs)")
+	fs.StringVar(&o.sidecarConfig, "sidecar-config", "", "a shadoweval config file for the sidecar (--config), e.g. shorter windows so a soak outlasts the longest window many times")
 	fs.StringVar(&o.sidecarEnv, "sidecar-env", "", "extra environment of the sidecar only, comma-separated K=V (e.g. GOGC=400)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -203,7 +205,11 @@ func (o *benchOpts) startSidecar(tag string) (*child, string, error) {
 	if o.sidecarEnv != "" {
 		env = strings.Split(o.sidecarEnv, ",")
 	}
-	s, err := startChildEnv("sidecar", filepath.Join(o.dir, "sidecar-"+tag+".log"), env, o.bin, "run", "--nats-url", o.url, "--gold", o.goldPath, "--listen", addr)
+	args := []string{"run", "--nats-url", o.url, "--gold", o.goldPath, "--listen", addr}
+	if o.sidecarConfig != "" {
+		args = append(args, "--config", o.sidecarConfig)
+	}
+	s, err := startChildEnv("sidecar", filepath.Join(o.dir, "sidecar-"+tag+".log"), env, o.bin, args...)
 	if err != nil {
 		return nil, "", err
 	}
@@ -469,8 +475,8 @@ func (o *benchOpts) table(rs []runResult) {
 		median(col(func(r runResult) float64 { return r.sideRate / r.rawRate })),
 		median(col(func(r runResult) float64 { return float64(r.loss) })),
 		median(col(func(r runResult) float64 { return r.dropped })),
-		fmtDur(median(col(func(r runResult) float64 { return r.lagFlood }))),
-		fmtDur(median(col(func(r runResult) float64 { return r.lagPaced }))),
+		fmtLag(median(col(func(r runResult) float64 { return r.lagFlood })), false),
+		fmtLag(median(col(func(r runResult) float64 { return r.lagPaced })), false),
 		median(col(func(r runResult) float64 { return mib(r.hwmKB) })),
 		median(col(func(r runResult) float64 { return mib(r.pacedHWMKB) })),
 		median(col(func(r runResult) float64 { return us(r.cpuPerEvent) })),
@@ -553,9 +559,11 @@ func (o *benchOpts) soak() error {
 		pr.Sent, float64(pr.Sent)/time.Duration(pr.End-pr.Start).Seconds(), pr.MeanBytes, counted, n-int64(counted), s1.dropped-s0.dropped, s1.slow-s0.slow)
 	fmt.Fprintf(w, "lag: p50 %s, p99 %s\n", fmtLag(p50, false), fmtLag(p99, inf))
 	if len(rss) > 0 {
-		half := len(rss) / 2
-		fmt.Fprintf(w, "RSS: first %.1f MiB, last %.1f MiB, max %.1f MiB (VmHWM %.1f MiB, rusage max RSS %.1f MiB); slope %.3f MiB/min over the run, %.3f MiB/min over its second half\n",
-			rss[0], rss[len(rss)-1], maxOf(rss), float64(hwm)/1024, float64(side.maxRSSKB())/1024, slope(mins, rss), slope(mins[half:], rss[half:]))
+		half, quarter := len(rss)/2, len(rss)*3/4
+		fmt.Fprintf(w, "RSS: first %.1f MiB, last %.1f MiB, max %.1f MiB (VmHWM %.1f MiB, rusage max RSS %.1f MiB)\n",
+			rss[0], rss[len(rss)-1], maxOf(rss), float64(hwm)/1024, float64(side.maxRSSKB())/1024)
+		fmt.Fprintf(w, "RSS slope (least squares): %.3f MiB/min over the run, %.3f over its second half, %.3f over its last quarter\n",
+			slope(mins, rss), slope(mins[half:], rss[half:]), slope(mins[quarter:], rss[quarter:]))
 	}
 	if len(gors) > 0 {
 		fmt.Fprintf(w, "goroutines: first %.0f, last %.0f, max %.0f\n", gors[0], gors[len(gors)-1], maxOf(gors))
