@@ -3,9 +3,9 @@
 GO      ?= go
 FUZZTIME ?= 5s
 
-.PHONY: test deps vet unit fuzz build bench-score clean
+.PHONY: test deps vet unit race fuzz build bench-score clean
 
-test: deps vet unit fuzz chart
+test: deps vet unit race fuzz chart
 
 # python3 runs the seed reference scorers in the differential tests; the
 # golden files keep the Go tests meaningful without it. promtool (Debian
@@ -25,6 +25,11 @@ vet:
 
 unit:
 	$(GO) test -count=1 ./...
+
+# The packages whose state several ingest goroutines share, under the race
+# detector.
+race:
+	$(GO) test -race -count=1 ./window/ ./stream/ ./sidecar/
 
 # Every Fuzz target runs for FUZZTIME on top of its committed corpus.
 fuzz:

@@ -71,6 +71,11 @@ type NATSConfig struct {
 	JetStream bool   `yaml:"jetstream"`
 	Stream    string `yaml:"stream"`  // JetStream stream, created if missing
 	Durable   string `yaml:"durable"` // durable consumer name
+	// Workers is how many goroutines handle each subject in core NATS
+	// mode (a queue group of this process's own); 0 means one per CPU
+	// (GOMAXPROCS). JetStream mode uses one, so that a replay applies
+	// the stream in its order.
+	Workers int `yaml:"workers"`
 	// StoreDir is the embedded server's JetStream data directory; empty
 	// means a temporary directory removed on exit.
 	StoreDir     string    `yaml:"store_dir"`

@@ -184,6 +184,7 @@ var (
 		"nats.stream":               "JetStream stream (created if missing)",
 		"nats.durable":              "durable consumer name",
 		"nats.store_dir":            "embedded server's JetStream data; empty: a temp dir",
+		"nats.workers":              "goroutines per subject (core NATS); 0: one per CPU",
 		"nats.password":             "secret",
 		"nats.token":                "secret",
 		"subjects.alerts":           "+ .<arm>",

@@ -118,8 +118,14 @@ func (k *checker) positiveDuration(path string, d Duration) {
 	}
 }
 
+// maxWorkers bounds nats.workers: more goroutines than that only contend.
+const maxWorkers = 256
+
 func (k *checker) nats() {
 	n := &k.c.NATS
+	if n.Workers < 0 || n.Workers > maxWorkers {
+		k.errf("nats.workers", "must be between 0 (one per CPU) and %d, got %d", maxWorkers, n.Workers)
+	}
 	if n.URL != "" {
 		k.natsURL(n.URL)
 	}

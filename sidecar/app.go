@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,6 +65,7 @@ type App struct {
 	metrics  *appMetrics
 	arms     *labelSet
 	evalOpt  EvalOptions
+	workers  int // goroutines per subject (ingestWorkers)
 
 	joinMu sync.Mutex
 	joiner *stream.Joiner
@@ -85,7 +87,8 @@ type App struct {
 	stopping   atomic.Bool
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
-	obsPool    sync.Pool
+	obsPool    sync.Pool // *window.Observation
+	scratch    sync.Pool // *stream.TraceScratch
 	tracing    eventTracer
 
 	dedupe     *deduper                                     // idempotency keys (dedupe.go)
@@ -131,7 +134,8 @@ func New(opt Options) (*App, error) {
 	}
 	a.win = win
 	a.outcomes = window.NewOutcomeCounter(win.Specs())
-	a.metrics = newAppMetrics(a.reg, cfg.K)
+	a.workers = ingestWorkers(cfg)
+	a.metrics = newAppMetrics(a.reg, cfg.K, stream.Workers(a.workers)+1)
 	a.reg.MustRegister(newWindowCollector(win, a.now))
 	a.arms = newLabelSet(cfg.Limits.MaxArms)
 	a.evalOpt = EvalOptions{Ks: cfg.K, Tolerance: int64(cfg.CitationOffsetTolerance)}
@@ -140,6 +144,7 @@ func New(opt Options) (*App, error) {
 	a.gold = NewGoldStore(cfg.Gold.File)
 	a.gold.OnReload = a.onGoldReload
 	a.obsPool.New = func() any { return new(window.Observation) }
+	a.scratch.New = func() any { return new(stream.TraceScratch) }
 	a.dedupe = newDedupe(a)
 	a.registerJetStreamMetrics()
 	if a.adminToken, err = loadAdminToken(cfg.HTTP.AdminTokenFile); err != nil {
@@ -175,6 +180,19 @@ func New(opt Options) (*App, error) {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
 	return a, nil
+}
+
+// ingestWorkers is how many goroutines handle each subject: nats.workers,
+// by default one per CPU; one in JetStream mode, whose consumer delivers
+// in stream order.
+func ingestWorkers(cfg *config.Config) int {
+	switch {
+	case cfg.NATS.JetStream:
+		return 1
+	case cfg.NATS.Workers > 0:
+		return cfg.NATS.Workers
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 // Start loads the gold set, connects to NATS (starting an embedded server
@@ -231,7 +249,7 @@ func (a *App) Start(ctx context.Context) error {
 		a.sub, err = stream.Subscribe(nc, map[stream.Kind]string{
 			stream.KindTrace: s.Trace, stream.KindRetrieval: s.Retrieval,
 			stream.KindAnswer: s.Answer, stream.KindJudgement: s.Judgement,
-		}, -1, 512<<20, a.handle)
+		}, a.workers, -1, 512<<20, a.handle)
 	}
 	if err != nil {
 		a.shutdownNATS()

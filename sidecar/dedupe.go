@@ -139,7 +139,7 @@ func (a *App) duplicate(m *stream.Message, arm, eventID string, t time.Time) boo
 	}
 	switch a.dedupe.check(m.Kind, arm, id, m.Seq, t, m.Received) {
 	case dedupeDuplicate:
-		a.countAt(m.Kind, arm, window.Duplicate, m.Received)
+		a.countAt(m, m.Kind, arm, window.Duplicate, m.Received)
 		return true
 	case dedupeRedelivery:
 		return true

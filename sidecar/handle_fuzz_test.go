@@ -65,12 +65,10 @@ func FuzzHandle(f *testing.F) {
 
 // sumOutcomes is every outcome counted over the 1h windows of every arm.
 func sumOutcomes(a *App, now time.Time) int64 {
-	a.arms.mu.RLock()
 	arms := []string{OtherLabel}
-	for arm := range a.arms.seen {
+	for arm := range *a.arms.seen.Load() {
 		arms = append(arms, arm)
 	}
-	a.arms.mu.RUnlock()
 	var n int64
 	for _, arm := range arms {
 		for _, c := range a.outcomes.Counts(arm, "1h", now) {

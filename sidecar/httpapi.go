@@ -3,6 +3,7 @@ package sidecar
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -25,6 +26,13 @@ func (a *App) routes() http.Handler {
 	mux.HandleFunc("GET /api/v1/windows", a.handleWindows)
 	a.gateRoutes(mux)
 	a.statusRoutes(mux)
+	// Profiles, as Prometheus and Alertmanager serve them: how an SRE finds
+	// where a sidecar's CPU goes in place.
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	return mux
 }
 

@@ -46,11 +46,24 @@ func (a *App) handle(m *stream.Message) {
 	} else {
 		a.handleTrace(m, subjectArm)
 	}
-	a.metrics.processingOf(m.Kind).Observe(time.Since(start).Seconds())
+	a.tallyOf(m).processed(m.Kind, time.Since(start).Seconds())
+}
+
+// tallyOf is the metric tally of the goroutine that delivered m (nil: the
+// shared one).
+func (a *App) tallyOf(m *stream.Message) *tally {
+	if m == nil {
+		return a.metrics.tally(-1)
+	}
+	return a.metrics.tally(m.Worker)
 }
 
 func (a *App) handleTrace(m *stream.Message, subjectArm string) {
-	e, err := stream.DecodeTraceShared(m.Data) // nats.go gives each message its own payload
+	// nats.go gives each message its own payload, which the event's
+	// strings share; its lists live in sc until the handler is done.
+	sc := a.scratch.Get().(*stream.TraceScratch)
+	defer a.scratch.Put(sc)
+	e, err := stream.DecodeTraceReuse(m.Data, sc)
 	if err != nil {
 		a.reject(m, subjectArm, decodeReason(err), err.Error())
 		return
@@ -66,9 +79,9 @@ func (a *App) handleTrace(m *stream.Message, subjectArm string) {
 		// The usual case; what arms.get would answer.
 		e.Arm = subjectArm
 	default:
-		// A new arm name is kept for good: it must not pin the message
-		// whose memory it shares (DecodeTraceShared).
-		e.Arm = a.arms.get(strings.Clone(e.Arm))
+		// The set's copy: e.Arm shares the message's memory
+		// (DecodeTraceShared).
+		e.Arm = a.arms.get(e.Arm)
 	}
 	sent := e.TS // zero: the event carries no ts
 	if e.TS.IsZero() {
@@ -89,7 +102,7 @@ func (a *App) handleTrace(m *stream.Message, subjectArm string) {
 // is the ts of this half, zero when it had none.
 func (a *App) join(m *stream.Message, e *stream.TraceEvent, sent time.Time) {
 	a.joinMu.Lock()
-	merged, joined, evicted, err := a.joiner.Offer(m.Kind, *e, m.Received)
+	merged, joined, evicted, err := a.joiner.Offer(m.Kind, e.Detached(), m.Received)
 	a.joinMu.Unlock()
 	a.settle(evicted, m.Received)
 	switch {
@@ -115,10 +128,10 @@ func (a *App) settle(gone []stream.Pending, now time.Time) {
 	for i := range gone {
 		p := &gone[i]
 		if p.Reason == stream.ReasonReplaced {
-			a.countAt(p.Kind, p.Event.Arm, window.Duplicate, now)
+			a.countAt(nil, p.Kind, p.Event.Arm, window.Duplicate, now)
 			continue
 		}
-		a.countAt(p.Kind, p.Event.Arm, window.JoinTimeout, now)
+		a.countAt(nil, p.Kind, p.Event.Arm, window.JoinTimeout, now)
 		if p.Kind == stream.KindRetrieval {
 			// Its outcome is the join timeout just counted; it still
 			// feeds the retrieval metrics.
@@ -134,7 +147,7 @@ func (a *App) expire(now time.Time) {
 	a.joinMu.Unlock()
 	a.settle(gone, now)
 	for _, p := range pairsGone {
-		a.countAt(stream.KindJudgement, p.arm, window.JoinTimeout, now)
+		a.countAt(nil, stream.KindJudgement, p.arm, window.JoinTimeout, now)
 	}
 }
 
@@ -154,10 +167,14 @@ func (a *App) score(m *stream.Message, e *stream.TraceEvent, hasAnswer bool, sen
 // it, for its span (nil: none).
 func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool, sent time.Time, count bool, m *stream.Message) (reason, detail string) {
 	g, ok := a.gold.Lookup(e.QID)
-	if !ok {
+	if ok {
+		// The windows keep the qid: the gold set's copy, not one that
+		// shares a message's memory.
+		e.QID = g.QID
+	} else {
 		a.tracing.scored(m, e, nil, window.Unlabeled)
 		if count {
-			a.countAt(kind, e.Arm, window.Unlabeled, a.clockOf(m))
+			a.countAt(m, kind, e.Arm, window.Unlabeled, a.clockOf(m))
 		}
 		return "", ""
 	}
@@ -171,7 +188,7 @@ func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool,
 	case errors.Is(err, window.ErrLate):
 		a.tracing.scored(m, e, o, window.Late)
 		if count {
-			a.countAt(kind, e.Arm, window.Late, now)
+			a.countAt(m, kind, e.Arm, window.Late, now)
 		}
 		return "", ""
 	case errors.Is(err, window.ErrFuture):
@@ -179,22 +196,24 @@ func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool,
 	case err != nil:
 		return ReasonBadObservation, err.Error()
 	}
+	lag := -1.0
 	if !sent.IsZero() {
-		a.metrics.lag.Observe(max(0, now.Sub(sent).Seconds()))
+		lag = max(0, now.Sub(sent).Seconds())
 	}
-	a.metrics.observe(o, len(a.cfg.K))
+	a.tallyOf(m).scored(kind, o, len(a.cfg.K), len(a.metrics.metricK), lag, count)
 	a.tracing.scored(m, e, o, window.Scored)
 	if count {
-		a.countAt(kind, e.Arm, window.Scored, now)
+		a.outcomes.Count(e.Arm, window.Scored, now)
 	}
 	return "", ""
 }
 
 // countAt counts an outcome at now: the clock of the message that had it
 // (m.Received; in JetStream mode the time the server stored it), or the
-// clock of an expiry.
-func (a *App) countAt(kind stream.Kind, arm string, o window.Outcome, now time.Time) {
-	a.metrics.event(kind, arm, o).Inc()
+// clock of an expiry. m is the message being handled, whose goroutine's
+// tally counts it (nil: the shared tally).
+func (a *App) countAt(m *stream.Message, kind stream.Kind, arm string, o window.Outcome, now time.Time) {
+	a.tallyOf(m).event(kind, arm, o, len(a.metrics.metricK))
 	a.outcomes.Count(arm, o, now)
 }
 
@@ -202,7 +221,7 @@ func (a *App) countAt(kind stream.Kind, arm string, o window.Outcome, now time.T
 // subject with its reason.
 func (a *App) reject(m *stream.Message, arm, reason, detail string) {
 	a.tracing.rejected(m, arm, reason)
-	a.countAt(m.Kind, arm, window.Rejected, m.Received)
+	a.countAt(m, m.Kind, arm, window.Rejected, m.Received)
 	a.metrics.rejected.WithLabelValues(reason).Inc()
 	detail = clipDetail(detail)
 	if m.Replayed {

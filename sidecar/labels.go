@@ -1,7 +1,9 @@
 package sidecar
 
 import (
+	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -14,34 +16,47 @@ const maxLabelLen = 64
 
 // labelSet admits the first max distinct names and folds the rest (and any
 // name that is too long or not valid UTF-8) into OtherLabel.
+//
+// Every event asks it for its arm, so the read path takes no lock: the map
+// is replaced whole when a name is admitted, which happens at most max
+// times.
 type labelSet struct {
 	max  int
-	mu   sync.RWMutex
-	seen map[string]struct{}
+	mu   sync.Mutex // serialises admissions
+	seen atomic.Pointer[map[string]string]
 }
 
 func newLabelSet(max int) *labelSet {
-	return &labelSet{max: max, seen: make(map[string]struct{})}
+	s := &labelSet{max: max}
+	s.seen.Store(&map[string]string{})
+	return s
 }
 
+// get returns the label for name: an admitted name as the set's own copy,
+// which does not pin the memory name came from (a message's payload), or
+// OtherLabel.
 func (s *labelSet) get(name string) string {
+	if v, ok := (*s.seen.Load())[name]; ok {
+		return v
+	}
 	if len(name) > maxLabelLen || !utf8.ValidString(name) {
 		return OtherLabel
 	}
-	s.mu.RLock()
-	_, ok := s.seen[name]
-	s.mu.RUnlock()
-	if ok {
-		return name
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.seen[name]; ok {
-		return name
+	old := *s.seen.Load()
+	if v, ok := old[name]; ok {
+		return v
 	}
-	if len(s.seen) >= s.max {
+	if len(old) >= s.max {
 		return OtherLabel
 	}
-	s.seen[name] = struct{}{}
+	next := make(map[string]string, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	name = strings.Clone(name)
+	next[name] = name
+	s.seen.Store(&next)
 	return name
 }

@@ -1,8 +1,6 @@
 package sidecar
 
 import (
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,15 +9,11 @@ import (
 	"github.com/shadoweval/shadoweval/window"
 )
 
-// appMetrics are the Prometheus series of SPEC §6.
+// appMetrics are the Prometheus series of SPEC §6. The per-event ones are
+// kept in tallies (tally.go), one per ingest goroutine plus one for
+// everything else (expiry, tests), and summed at scrape time.
 type appMetrics struct {
-	events      *prometheus.CounterVec // kind, arm, outcome
 	rejected    *prometheus.CounterVec // reason
-	numerator   *prometheus.CounterVec // arm, metric
-	denominator *prometheus.CounterVec // arm, metric
-	deltaS      *prometheus.HistogramVec
-	processing  *prometheus.HistogramVec
-	lag         prometheus.Histogram
 	goldItems   prometheus.Gauge
 	goldReloads *prometheus.CounterVec // result
 	goldOK      prometheus.Gauge
@@ -28,68 +22,23 @@ type appMetrics struct {
 	slowDrops   prometheus.Counter
 	disconnects prometheus.Counter
 
-	// The hot path reads these caches without locks: each map is replaced
-	// whole (under mu) when an arm is added, and arms are capped.
-	mu        sync.Mutex
-	perArm    atomic.Pointer[map[string]*armCounters]
-	armEvents atomic.Pointer[map[string]*armEventCounters]
-	processed [stream.NumKinds]atomic.Pointer[observerBox]
-	metricK   []string // per-event proportion metrics, in counter index order
+	tallies []*tally
+	metricK []string  // per-event proportion metrics, in counter index order
+	created time.Time // of the series that exist from the start
 }
 
-// armEventCounters caches one arm's shadoweval_events_total children. They
-// are made on first use, as WithLabelValues would, so no series appears
-// before its first event.
-type armEventCounters struct {
-	arm string
-	c   [stream.NumKinds][len(window.Outcomes)]atomic.Pointer[counterBox]
-}
+var (
+	processingBounds = prometheus.ExponentialBuckets(1e-6, 4, 10)
+	lagBounds        = prometheus.ExponentialBucketsRange(50e-6, 120, 64)
+)
 
-type counterBox struct{ prometheus.Counter }
-
-type observerBox struct{ prometheus.Observer }
-
-// armCounters caches one arm's counter children so the hot path does no
-// label hashing.
-type armCounters struct {
-	num, den []prometheus.Counter
-	dsCited  prometheus.Observer
-	dsRetr   prometheus.Observer
-}
-
-func newAppMetrics(reg prometheus.Registerer, ks []int) *appMetrics {
-	nativeHist := func(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
-		return prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: name, Help: help, Buckets: buckets,
-			NativeHistogramBucketFactor:     1.1,
-			NativeHistogramMaxBucketNumber:  160,
-			NativeHistogramMinResetDuration: time.Hour,
-		}, labels)
-	}
+// newAppMetrics registers the series; tallies is how many ingest
+// goroutines keep their own (the last tally is shared by the rest).
+func newAppMetrics(reg prometheus.Registerer, ks []int, tallies int) *appMetrics {
 	m := &appMetrics{
-		events: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "shadoweval_events_total", Help: "Events received, by kind, arm and outcome.",
-		}, []string{"kind", "arm", "outcome"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "shadoweval_rejected_events_total", Help: "Events rejected, by reason.",
 		}, []string{"reason"}),
-		numerator: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "shadoweval_metric_numerator_total", Help: "Numerator of each proportion metric, summed over scored events; divide rates to aggregate replicas.",
-		}, []string{"arm", "metric"}),
-		denominator: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "shadoweval_metric_denominator_total", Help: "Denominator of each proportion metric, summed over scored events.",
-		}, []string{"arm", "metric"}),
-		deltaS: nativeHist("shadoweval_delta_s", "ΔS of scored events: of the cited item (which=cited) and of every top-k item (which=retrieved).",
-			[]float64{0.1, 0.2, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.85, 1}, "arm", "which"),
-		processing: nativeHist("shadoweval_processing_seconds", "Time from receiving an event to applying it to the windows.",
-			prometheus.ExponentialBuckets(1e-6, 4, 10), "kind"),
-		lag: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "shadoweval_event_lag_seconds", Help: "Time from an event's ts to its addition to the windows (events that carry ts and are scored).",
-			Buckets:                         prometheus.ExponentialBucketsRange(50e-6, 120, 64),
-			NativeHistogramBucketFactor:     1.1,
-			NativeHistogramMaxBucketNumber:  160,
-			NativeHistogramMinResetDuration: time.Hour,
-		}),
 		goldItems: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "shadoweval_gold_items", Help: "Gold items (distinct qids) in force.",
 		}),
@@ -112,13 +61,17 @@ func newAppMetrics(reg prometheus.Registerer, ks []int) *appMetrics {
 			Name: "shadoweval_nats_disconnects_total", Help: "Times the NATS connection was lost.",
 		}),
 		metricK: proportionMetricNames(ks),
+		created: time.Now(),
+	}
+	for range max(tallies, 1) {
+		m.tallies = append(m.tallies, newTally())
 	}
 	for _, r := range []string{"success", "failure"} {
 		m.goldReloads.WithLabelValues(r)
 		m.deadLetters.WithLabelValues(r)
 	}
-	reg.MustRegister(m.events, m.rejected, m.numerator, m.denominator, m.deltaS, m.processing, m.lag,
-		m.goldItems, m.goldReloads, m.goldOK, m.goldLast, m.deadLetters, m.slowDrops, m.disconnects)
+	reg.MustRegister(m.rejected, m.goldItems, m.goldReloads, m.goldOK, m.goldLast, m.deadLetters, m.slowDrops, m.disconnects,
+		newTallyCollector(m))
 	return m
 }
 
@@ -135,125 +88,172 @@ func proportionMetricNames(ks []int) []string {
 	return names
 }
 
-func (m *appMetrics) arm(arm string) *armCounters {
-	if p := m.perArm.Load(); p != nil {
-		if c, ok := (*p)[arm]; ok {
-			return c
-		}
+// tally is the tally of ingest goroutine worker; any other index (-1: not
+// an ingest goroutine) gets the shared last one.
+func (m *appMetrics) tally(worker int) *tally {
+	if worker < 0 || worker >= len(m.tallies)-1 {
+		return m.tallies[len(m.tallies)-1]
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	old := m.perArm.Load()
-	if old != nil {
-		if c, ok := (*old)[arm]; ok {
-			return c
-		}
-	}
-	c := &armCounters{
-		dsCited: m.deltaS.WithLabelValues(arm, "cited"),
-		dsRetr:  m.deltaS.WithLabelValues(arm, "retrieved"),
-	}
-	for _, name := range m.metricK {
-		c.num = append(c.num, m.numerator.WithLabelValues(arm, name))
-		c.den = append(c.den, m.denominator.WithLabelValues(arm, name))
-	}
-	m.perArm.Store(withEntry(old, arm, c))
-	return c
+	return m.tallies[worker]
 }
 
-// withEntry is a copy of *old (nil: empty) with k set to v.
-func withEntry[V any](old *map[string]V, k string, v V) *map[string]V {
-	next := make(map[string]V, 1)
-	if old != nil {
-		for k, v := range *old {
-			next[k] = v
-		}
-	}
-	next[k] = v
-	return &next
-}
-
-// event is the shadoweval_events_total child of (kind, arm, outcome).
-func (m *appMetrics) event(kind stream.Kind, arm string, o window.Outcome) prometheus.Counter {
+// event counts one event of (kind, arm) with outcome o.
+func (t *tally) event(kind stream.Kind, arm string, o window.Outcome, nMetrics int) {
 	if kind < 0 || kind >= stream.NumKinds || o < 0 || int(o) >= len(window.Outcomes) {
-		return m.events.WithLabelValues(kind.String(), arm, o.String())
+		return // not a kind or outcome of this build: nothing makes one
 	}
-	var ac *armEventCounters
-	if p := m.armEvents.Load(); p != nil {
-		ac = (*p)[arm]
-	}
-	if ac == nil {
-		m.mu.Lock()
-		old := m.armEvents.Load()
-		if old != nil {
-			ac = (*old)[arm]
-		}
-		if ac == nil {
-			ac = &armEventCounters{arm: arm}
-			m.armEvents.Store(withEntry(old, arm, ac))
-		}
-		m.mu.Unlock()
-	}
-	slot := &ac.c[kind][o]
-	if b := slot.Load(); b != nil {
-		return b.Counter
-	}
-	// Racing goroutines get the same child from the vector.
-	c := m.events.WithLabelValues(kind.String(), arm, o.String())
-	slot.Store(&counterBox{c})
-	return c
+	t.mu.Lock()
+	t.arm(arm, nMetrics).events[kind][o]++
+	t.mu.Unlock()
 }
 
-// processing is the shadoweval_processing_seconds child of kind.
-func (m *appMetrics) processingOf(kind stream.Kind) prometheus.Observer {
-	if kind < 0 || kind >= stream.NumKinds {
-		return m.processing.WithLabelValues(kind.String())
+// scored counts one scored observation: its outcome, the numerators and
+// denominators (the same as the windows'), ΔS and the lag (lag < 0: the
+// event had no ts).
+func (t *tally) scored(kind stream.Kind, o *window.Observation, nk, nMetrics int, lag float64, count bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.arm(o.Arm, nMetrics)
+	if count && kind >= 0 && kind < stream.NumKinds {
+		c.events[kind][window.Scored]++
 	}
-	slot := &m.processed[kind]
-	if b := slot.Load(); b != nil {
-		return b.Observer
+	if lag >= 0 {
+		t.lag.observe(lagBounds, lag)
 	}
-	h := m.processing.WithLabelValues(kind.String())
-	slot.Store(&observerBox{h})
-	return h
-}
-
-// observe adds one scored observation to the counters and histograms, with
-// the same numerators and denominators as the windows.
-func (m *appMetrics) observe(o *window.Observation, nk int) {
-	c := m.arm(o.Arm)
-	count := func(i int, inDen, inNum bool) {
+	c.observed = true
+	add := func(i int, inDen, inNum bool) {
 		if inDen {
-			c.den[i].Inc()
+			c.den[i]++
 			if inNum {
-				c.num[i].Inc()
+				c.num[i]++
 			}
 		}
 	}
 	if o.HasAnswer {
-		count(0, o.Shipped, o.Answerable && o.Contained && o.Hit)
-		count(1, o.Shipped, o.Answerable && o.Hit)
-		count(2, !o.Answerable, o.Shipped)
-		count(3, o.Answerable, !o.Shipped)
-		count(4, o.CoverageEligible, o.Covered)
-		count(5, o.CitationAccEligible, o.CitationAccurate)
+		add(0, o.Shipped, o.Answerable && o.Contained && o.Hit)
+		add(1, o.Shipped, o.Answerable && o.Hit)
+		add(2, !o.Answerable, o.Shipped)
+		add(3, o.Answerable, !o.Shipped)
+		add(4, o.CoverageEligible, o.Covered)
+		add(5, o.CitationAccEligible, o.CitationAccurate)
 		if o.Shipped && o.HasDeltaSCited {
-			c.dsCited.Observe(o.DeltaSCited)
+			c.dsCited.observe(o.DeltaSCited)
 		}
 	}
 	if o.HasRetrieval {
 		for i := 0; i < nk; i++ {
-			count(6+i, o.Answerable, o.RecallStrict&(1<<i) != 0)
+			add(6+i, o.Answerable, o.RecallStrict&(1<<i) != 0)
 		}
 	}
 	if o.Triage >= 0 {
 		for i := range window.TriageLabels {
-			count(6+nk+i, true, i == o.Triage)
+			add(6+nk+i, true, i == o.Triage)
 		}
 	}
 	for _, ds := range o.DeltaSRetrieved {
-		c.dsRetr.Observe(ds)
+		c.dsRetr.observe(ds)
 	}
+}
+
+// processed observes the time one message of kind took.
+func (t *tally) processed(kind stream.Kind, seconds float64) {
+	if kind < 0 || kind >= stream.NumKinds {
+		return
+	}
+	t.mu.Lock()
+	t.processing[kind].observe(processingBounds, seconds)
+	t.mu.Unlock()
+}
+
+// tallyCollector exports the sum of the tallies.
+type tallyCollector struct {
+	m                    *appMetrics
+	events, num, den, ds *prometheus.Desc
+	processing, lag      *prometheus.Desc
+}
+
+func newTallyCollector(m *appMetrics) *tallyCollector {
+	return &tallyCollector{
+		m:      m,
+		events: prometheus.NewDesc("shadoweval_events_total", "Events received, by kind, arm and outcome.", []string{"kind", "arm", "outcome"}, nil),
+		num: prometheus.NewDesc("shadoweval_metric_numerator_total",
+			"Numerator of each proportion metric, summed over scored events; divide rates to aggregate replicas.", []string{"arm", "metric"}, nil),
+		den: prometheus.NewDesc("shadoweval_metric_denominator_total",
+			"Denominator of each proportion metric, summed over scored events.", []string{"arm", "metric"}, nil),
+		ds: prometheus.NewDesc("shadoweval_delta_s",
+			"ΔS of scored events: of the cited item (which=cited) and of every top-k item (which=retrieved).", []string{"arm", "which"}, nil),
+		processing: prometheus.NewDesc("shadoweval_processing_seconds", "Time from receiving an event to applying it to the windows.", []string{"kind"}, nil),
+		lag: prometheus.NewDesc("shadoweval_event_lag_seconds",
+			"Time from an event's ts to its addition to the windows (events that carry ts and are scored).", nil, nil),
+	}
+}
+
+func (c *tallyCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.events, c.num, c.den, c.ds, c.processing, c.lag} {
+		ch <- d
+	}
+}
+
+func (c *tallyCollector) Collect(ch chan<- prometheus.Metric) {
+	nMetrics := len(c.m.metricK)
+	sum := &tally{arms: map[string]*armTally{}}
+	for _, t := range c.m.tallies {
+		t.mu.Lock()
+		for arm, at := range t.arms {
+			s := sum.arm(arm, nMetrics)
+			s.created = earliest(s.created, at.created)
+			for k := range at.events {
+				for o, n := range at.events[k] {
+					s.events[k][o] += n
+				}
+			}
+			s.observed = s.observed || at.observed
+			for i := range at.num {
+				s.num[i] += at.num[i]
+				s.den[i] += at.den[i]
+			}
+			s.dsCited.merge(&at.dsCited)
+			s.dsRetr.merge(&at.dsRetr)
+		}
+		for k := range t.processing {
+			sum.processing[k].merge(&t.processing[k])
+		}
+		sum.lag.merge(&t.lag)
+		t.mu.Unlock()
+	}
+	for arm, s := range sum.arms {
+		for k := range s.events {
+			for o, n := range s.events[k] {
+				if n > 0 {
+					ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(c.events, prometheus.CounterValue, float64(n), s.created,
+						stream.Kind(k).String(), arm, window.Outcome(o).String())
+				}
+			}
+		}
+		if !s.observed {
+			continue
+		}
+		for i, name := range c.m.metricK {
+			ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(c.num, prometheus.CounterValue, float64(s.num[i]), s.created, arm, name)
+			ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(c.den, prometheus.CounterValue, float64(s.den[i]), s.created, arm, name)
+		}
+		for _, h := range []struct {
+			which string
+			hist  *deltaSHist
+		}{{"cited", &s.dsCited}, {"retrieved", &s.dsRetr}} {
+			m, err := h.hist.metric(c.ds, s.created, arm, h.which)
+			if err != nil {
+				m = prometheus.NewInvalidMetric(c.ds, err)
+			}
+			ch <- m
+		}
+	}
+	for k := range sum.processing {
+		if h := &sum.processing[k]; h.count > 0 {
+			ch <- prometheus.MustNewConstHistogramWithCreatedTimestamp(c.processing, h.count, h.sum, h.cumulative(processingBounds), h.created, stream.Kind(k).String())
+		}
+	}
+	ch <- prometheus.MustNewConstHistogramWithCreatedTimestamp(c.lag, sum.lag.count, sum.lag.sum, sum.lag.cumulative(lagBounds), earliest(sum.lag.created, c.m.created))
 }
 
 // windowCollector exports every window value and sample count at scrape

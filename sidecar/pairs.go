@@ -103,11 +103,11 @@ func (a *App) handleJudgement(m *stream.Message, subjectArm string) {
 	scholar, auditor, replaced, evicted := a.pairs.offer(pairKey{arm, id}, j, m.Received)
 	a.joinMu.Unlock()
 	for _, e := range evicted {
-		a.countAt(stream.KindJudgement, e.arm, window.JoinTimeout, m.Received)
+		a.countAt(m, stream.KindJudgement, e.arm, window.JoinTimeout, m.Received)
 	}
 	switch {
 	case replaced:
-		a.countAt(stream.KindJudgement, arm, window.Duplicate, m.Received)
+		a.countAt(m, stream.KindJudgement, arm, window.Duplicate, m.Received)
 	case scholar != nil:
 		typ := ""
 		if g, ok := a.gold.Lookup(j.QID); ok {
@@ -116,10 +116,10 @@ func (a *App) handleJudgement(m *stream.Message, subjectArm string) {
 		err := a.win.AddPair(&window.PairObservation{Arm: arm, Type: typ, Time: m.Received, Scholar: scholar.Label, Auditor: auditor.Label}, m.Received)
 		switch {
 		case err == nil:
-			a.countAt(stream.KindJudgement, arm, window.Scored, m.Received)
-			a.countAt(stream.KindJudgement, arm, window.Scored, m.Received)
+			a.countAt(m, stream.KindJudgement, arm, window.Scored, m.Received)
+			a.countAt(m, stream.KindJudgement, arm, window.Scored, m.Received)
 		case err == window.ErrLate:
-			a.countAt(stream.KindJudgement, arm, window.Late, m.Received)
+			a.countAt(m, stream.KindJudgement, arm, window.Late, m.Received)
 		default:
 			a.reject(m, arm, ReasonBadObservation, err.Error())
 		}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -61,7 +63,15 @@ type Message struct {
 	// the same name had acked: it was applied before, side effects (dead
 	// letters) included, and is delivered again to rebuild the windows.
 	Replayed bool
+	// Worker numbers the goroutine that delivered the message, from 0 to
+	// Workers(workers)-1 (Subscribe), so a handler can keep state per
+	// goroutine that no other delivering goroutine touches.
+	Worker int
 }
+
+// Workers is how many delivering goroutines Subscribe with workers per
+// kind numbers: Message.Worker < Workers(workers).
+func Workers(workers int) int { return NumKinds * max(workers, 1) }
 
 // ArmFromSubject is the last token of subject (SPEC §2.2: the arm when the
 // event names none); "" when the subject has a single token or its last
@@ -117,11 +127,19 @@ type Subscription struct {
 // FlushTimeout) afterwards to know the server has the interest, before
 // declaring readiness.
 //
-// handle runs on the subscription's own goroutine: calls for one kind are
-// sequential, but calls for different kinds run concurrently, so handle
-// must be safe for concurrent use. It should be cheap (decode and hand
-// off); a slow handler makes the client drop messages.
-func Subscribe(nc *nats.Conn, subjects map[Kind]string, pendingMsgs, pendingBytes int, handle func(*Message)) (*Subscription, error) {
+// With workers > 1 each kind has that many subscriptions in a queue group
+// of their own, which the server gives each message to exactly one of:
+// the messages of a kind are handled by workers goroutines at once, in no
+// particular order between them. The group's name is new for each call,
+// so other processes (replicas) still receive every message.
+//
+// handle runs on the subscription's own goroutine: calls from one
+// subscription are sequential, but calls from different ones run
+// concurrently, so handle must be safe for concurrent use. It should be
+// cheap (decode and hand off); a slow handler makes the client drop
+// messages.
+func Subscribe(nc *nats.Conn, subjects map[Kind]string, workers, pendingMsgs, pendingBytes int, handle func(*Message)) (*Subscription, error) {
+	workers = max(workers, 1)
 	if len(subjects) == 0 {
 		return nil, errors.New("subscribe: no subjects")
 	}
@@ -136,25 +154,14 @@ func Subscribe(nc *nats.Conn, subjects map[Kind]string, pendingMsgs, pendingByte
 		if subject == "" {
 			continue // an empty subject turns the kind off
 		}
-		sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
-			handle(&Message{Kind: kind, Subject: m.Subject, Data: m.Data, Header: m.Header, Received: time.Now()})
-		})
-		if err != nil {
-			s.Unsubscribe()
-			return nil, fmt.Errorf("subscribe %s %q: %w", kind, subject, err)
+		queue := ""
+		if workers > 1 {
+			queue = "shadoweval-" + strconv.FormatUint(rand.Uint64(), 36)
 		}
-		s.subs = append(s.subs, sub)
-		if pendingMsgs != 0 || pendingBytes != 0 {
-			msgs, bytes := pendingMsgs, pendingBytes
-			if msgs == 0 {
-				msgs = nats.DefaultSubPendingMsgsLimit
-			}
-			if bytes == 0 {
-				bytes = nats.DefaultSubPendingBytesLimit
-			}
-			if err := sub.SetPendingLimits(msgs, bytes); err != nil {
+		for w := range workers {
+			if err := s.subscribe(nc, kind, subject, queue, int(kind)*workers+w, pendingMsgs, pendingBytes, handle); err != nil {
 				s.Unsubscribe()
-				return nil, fmt.Errorf("subscribe %s %q: pending limits: %w", kind, subject, err)
+				return nil, err
 			}
 		}
 	}
@@ -162,6 +169,29 @@ func Subscribe(nc *nats.Conn, subjects map[Kind]string, pendingMsgs, pendingByte
 		return nil, errors.New("subscribe: every subject is empty")
 	}
 	return s, nil
+}
+
+func (s *Subscription) subscribe(nc *nats.Conn, kind Kind, subject, queue string, worker, pendingMsgs, pendingBytes int, handle func(*Message)) error {
+	sub, err := nc.QueueSubscribe(subject, queue, func(m *nats.Msg) {
+		handle(&Message{Kind: kind, Subject: m.Subject, Data: m.Data, Header: m.Header, Received: time.Now(), Worker: worker})
+	})
+	if err != nil {
+		return fmt.Errorf("subscribe %s %q: %w", kind, subject, err)
+	}
+	s.subs = append(s.subs, sub)
+	if pendingMsgs != 0 || pendingBytes != 0 {
+		msgs, bytes := pendingMsgs, pendingBytes
+		if msgs == 0 {
+			msgs = nats.DefaultSubPendingMsgsLimit
+		}
+		if bytes == 0 {
+			bytes = nats.DefaultSubPendingBytesLimit
+		}
+		if err := sub.SetPendingLimits(msgs, bytes); err != nil {
+			return fmt.Errorf("subscribe %s %q: pending limits: %w", kind, subject, err)
+		}
+	}
+	return nil
 }
 
 // Dropped is the number of messages the subscriptions dropped because their

@@ -3,6 +3,8 @@ package stream
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -76,7 +78,7 @@ func TestSubscribeKinds(t *testing.T) {
 	s := streamtest.RunBasic(t)
 	nc := streamtest.Connect(t, s.ClientURL())
 	got := make(chan *Message, 16)
-	sub, err := Subscribe(nc, testSubjects, 0, 0, func(m *Message) { got <- m })
+	sub, err := Subscribe(nc, testSubjects, 1, 0, 0, func(m *Message) { got <- m })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,16 +131,16 @@ func TestSubscribeKinds(t *testing.T) {
 func TestSubscribeOnlySomeKinds(t *testing.T) {
 	s := streamtest.RunBasic(t)
 	nc := streamtest.Connect(t, s.ClientURL())
-	if _, err := Subscribe(nc, nil, 0, 0, func(*Message) {}); err == nil {
+	if _, err := Subscribe(nc, nil, 1, 0, 0, func(*Message) {}); err == nil {
 		t.Fatal("no subjects accepted")
 	}
-	if _, err := Subscribe(nc, map[Kind]string{KindTrace: ""}, 0, 0, func(*Message) {}); err == nil {
+	if _, err := Subscribe(nc, map[Kind]string{KindTrace: ""}, 1, 0, 0, func(*Message) {}); err == nil {
 		t.Fatal("only empty subjects accepted")
 	}
-	if _, err := Subscribe(nc, map[Kind]string{KindTrace: "bad subject"}, 0, 0, func(*Message) {}); err == nil {
+	if _, err := Subscribe(nc, map[Kind]string{KindTrace: "bad subject"}, 1, 0, 0, func(*Message) {}); err == nil {
 		t.Fatal("bad subject accepted")
 	}
-	sub, err := Subscribe(nc, map[Kind]string{KindTrace: "t.>", KindAnswer: ""}, 0, 0, func(*Message) {})
+	sub, err := Subscribe(nc, map[Kind]string{KindTrace: "t.>", KindAnswer: ""}, 1, 0, 0, func(*Message) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +164,7 @@ func TestSubscribeSlowConsumer(t *testing.T) {
 	defer nc.Close()
 	release := make(chan struct{})
 	var handled atomic.Int64
-	sub, err := Subscribe(nc, map[Kind]string{KindRetrieval: "rag.retrieval.>"}, 10, 1<<20, func(*Message) {
+	sub, err := Subscribe(nc, map[Kind]string{KindRetrieval: "rag.retrieval.>"}, 1, 10, 1<<20, func(*Message) {
 		<-release
 		handled.Add(1)
 	})
@@ -207,11 +209,17 @@ func TestSubscribeSlowConsumer(t *testing.T) {
 }
 
 func TestSubscribeDrainDeliversPending(t *testing.T) {
+	for _, workers := range []int{1, 3} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) { testDrainDeliversPending(t, workers) })
+	}
+}
+
+func testDrainDeliversPending(t *testing.T, workers int) {
 	s := streamtest.RunBasic(t)
 	nc := streamtest.Connect(t, s.ClientURL())
 	gate := make(chan struct{})
 	var handled atomic.Int64
-	sub, err := Subscribe(nc, testSubjects, -1, -1, func(*Message) {
+	sub, err := Subscribe(nc, testSubjects, workers, -1, -1, func(*Message) {
 		<-gate
 		handled.Add(1)
 	})
@@ -250,7 +258,7 @@ func TestSubscribeDrainTimeout(t *testing.T) {
 	nc := streamtest.Connect(t, s.ClientURL())
 	gate := make(chan struct{})
 	defer close(gate)
-	sub, err := Subscribe(nc, map[Kind]string{KindTrace: "x"}, 0, 0, func(*Message) { <-gate })
+	sub, err := Subscribe(nc, map[Kind]string{KindTrace: "x"}, 1, 0, 0, func(*Message) { <-gate })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,5 +272,78 @@ func TestSubscribeDrainTimeout(t *testing.T) {
 	cancel()
 	if err := sub.Drain(ctx); err == nil {
 		t.Fatal("Drain with a blocked handler and a done context returned nil")
+	}
+}
+
+// TestSubscribeWorkers: with workers > 1 every message of a kind is
+// handled exactly once, by one of that kind's goroutines, and a second
+// Subscribe (another replica) still receives every message.
+func TestSubscribeWorkers(t *testing.T) {
+	s := streamtest.RunBasic(t)
+	nc := streamtest.Connect(t, s.ClientURL())
+	const workers, n = 3, 600
+	type seen struct {
+		mu      sync.Mutex
+		ids     map[string]int
+		workers map[int]int
+		all     chan struct{} // closed at the n-th distinct message
+		sub     *Subscription
+	}
+	subscribe := func() *seen {
+		r := &seen{ids: map[string]int{}, workers: map[int]int{}, all: make(chan struct{})}
+		var err error
+		r.sub, err = Subscribe(nc, testSubjects, workers, -1, -1, func(m *Message) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.ids[string(m.Data)]++
+			r.workers[m.Worker]++
+			if len(r.ids) == n && r.ids[string(m.Data)] == 1 {
+				close(r.all)
+			}
+			if lo := int(m.Kind) * workers; m.Worker < lo || m.Worker >= lo+workers || m.Worker >= Workers(workers) {
+				t.Errorf("a %s message from worker %d, want %d..%d", m.Kind, m.Worker, lo, lo+workers-1)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.sub.Unsubscribe() })
+		return r
+	}
+	a, b := subscribe(), subscribe()
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	pub := streamtest.Connect(t, s.ClientURL())
+	for i := range n {
+		subj := [...]string{"rag.trace.a", "rag.answer.a"}[i%2]
+		if err := pub.Publish(subj, []byte(strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pub.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*seen{a, b} {
+		streamtest.Next(t, r.all)
+		// Whatever else the client holds is handled before Drain returns.
+		ctx, cancel := context.WithTimeout(context.Background(), streamtest.Timeout)
+		err := r.sub.Drain(ctx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.mu.Lock()
+		for id, c := range r.ids {
+			if c != 1 {
+				t.Errorf("message %s handled %d times", id, c)
+			}
+		}
+		// The server spreads a queue group at random: 300 messages of a
+		// kind all on one of 3 members has odds of 3^-299.
+		if len(r.workers) < 4 {
+			t.Errorf("messages went to workers %v, want several per kind", r.workers)
+		}
+		r.mu.Unlock()
 	}
 }

@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -120,7 +122,7 @@ type answerWire struct {
 // reflection decoder below, which stays the reference: same results, same
 // error texts (FuzzDecodeTraceFast compares them).
 func DecodeTrace(line []byte) (TraceEvent, error) {
-	if e, ok := decodeTraceFast(line, false); ok {
+	if e, ok := decodeTraceFast(line, false, nil); ok {
 		return e, nil
 	}
 	return decodeTraceReflect(line)
@@ -131,10 +133,39 @@ func DecodeTrace(line []byte) (TraceEvent, error) {
 // strings of the event may share the line's memory instead of a copy of
 // it (the qid, which the windows keep, is still copied).
 func DecodeTraceShared(line []byte) (TraceEvent, error) {
-	if e, ok := decodeTraceFast(line, true); ok {
+	if e, ok := decodeTraceFast(line, true, nil); ok {
 		return e, nil
 	}
 	return decodeTraceReflect(line)
+}
+
+// DecodeTraceReuse is DecodeTraceShared for a handler that is done with
+// the event before it decodes the next with the same sc: the event's lists
+// and citation offsets live in sc, and its qid too shares the line. Use
+// Detached for a copy to keep.
+func DecodeTraceReuse(line []byte, sc *TraceScratch) (TraceEvent, error) {
+	if e, ok := decodeTraceFast(line, true, sc); ok {
+		return e, nil
+	}
+	return decodeTraceReflect(line)
+}
+
+// Detached is a copy of e that shares no memory with a TraceScratch (its
+// strings still share the line they were decoded from).
+func (e TraceEvent) Detached() TraceEvent {
+	e.RetrievedIDs = slices.Clone(e.RetrievedIDs)
+	e.DeltaS = slices.Clone(e.DeltaS)
+	e.Answer.Citations = slices.Clone(e.Answer.Citations)
+	e.Answer.CitationOffsets = maps.Clone(e.Answer.CitationOffsets)
+	if e.DeltaSCited != nil {
+		v := *e.DeltaSCited
+		e.DeltaSCited = &v
+	}
+	if e.LatencyMS != nil {
+		v := *e.LatencyMS
+		e.LatencyMS = &v
+	}
+	return e
 }
 
 // decodeTraceReflect is the reference decoder: json.Unmarshal into

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"encoding/binary"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,13 +29,16 @@ import (
 // must not pin a whole message.
 //
 // With shared, that one copy is the line itself (DecodeTraceShared).
-func decodeTraceFast(line []byte, shared bool) (e TraceEvent, ok bool) {
+//
+// With sc, the event's lists and citation offsets are sc's memory, reused
+// by the next call, and the qid is not copied (DecodeTraceReuse).
+func decodeTraceFast(line []byte, shared bool, sc *TraceScratch) (e TraceEvent, ok bool) {
 	// Lists are read into scratch space on the stack, then copied into one
 	// slice of strings and one of numbers for the whole event.
 	var strBuf [48]string
 	var numBuf [32]float64
 	strs, nums := strBuf[:0], numBuf[:0]
-	p := fastParser{b: line}
+	p := fastParser{b: line, sc: sc}
 	if shared && len(line) > 0 {
 		p.s = unsafe.String(&line[0], len(line))
 	}
@@ -166,8 +170,22 @@ func decodeTraceFast(line []byte, shared bool) (e TraceEvent, ok bool) {
 
 	// What decodeTraceReflect does with the wire values, failing where it
 	// fails.
-	allStrs := append(make([]string, 0, len(strs)), strs...)
-	allNums := append(make([]float64, 0, len(nums)+2), nums...)
+	var allStrs []string
+	var allNums []float64
+	if sc != nil {
+		// The numbers get two more (ΔS cited, latency) without growing:
+		// the event points at them.
+		if sc.strs == nil {
+			// Non-nil even when empty: a set, empty list is [], not nil.
+			sc.strs, sc.nums = make([]string, 0, 16), make([]float64, 0, 16)
+		}
+		allStrs = append(sc.strs[:0], strs...)
+		allNums = append(slices.Grow(sc.nums[:0], len(nums)+2), nums...)
+		sc.strs, sc.nums = allStrs, allNums
+	} else {
+		allStrs = append(make([]string, 0, len(strs)), strs...)
+		allNums = append(make([]float64, 0, len(nums)+2), nums...)
+	}
 	e = TraceEvent{
 		EventID:      eventID,
 		RequestID:    requestID,
@@ -192,11 +210,14 @@ func decodeTraceFast(line []byte, shared bool) (e TraceEvent, ok bool) {
 	}
 	switch {
 	case qid != nil && *qid != "":
-		e.QID = strings.Clone(*qid)
+		e.QID = *qid
 	case qidAlias != nil && *qidAlias != "":
-		e.QID = strings.Clone(*qidAlias)
+		e.QID = *qidAlias
 	default:
 		return TraceEvent{}, false
+	}
+	if sc == nil {
+		e.QID = strings.Clone(e.QID)
 	}
 	if e.Query == "" {
 		e.Query = query
@@ -342,9 +363,28 @@ func (sp span) floats(all []float64) []float64 {
 // fastParser walks one JSON text. Every method returns false (good) when
 // the input is not one it can vouch for.
 type fastParser struct {
-	b []byte
-	s string // the line as a string, made on the first string value
-	i int
+	b  []byte
+	s  string // the line as a string, made on the first string value
+	i  int
+	sc *TraceScratch // nil: allocate
+}
+
+// TraceScratch is memory that DecodeTraceReuse reuses from one event to
+// the next: the event's lists and its citation offsets. The zero value is
+// ready; one goroutine at a time.
+type TraceScratch struct {
+	strs    []string
+	nums    []float64
+	offsets map[string][2]int64
+}
+
+// substr is the text of b[start:end] as a string: a substring of the line
+// when the line is shared, else a copy.
+func (p *fastParser) substr(start, end int) string {
+	if p.s != "" {
+		return p.s[start:end]
+	}
+	return string(p.b[start:end])
 }
 
 func (p *fastParser) ws() {
@@ -959,7 +999,16 @@ func (p *fastParser) offsetMap() (map[string][2]int64, bool) {
 	if !p.eat('{') {
 		return nil, false
 	}
-	m := map[string][2]int64{}
+	var m map[string][2]int64
+	if p.sc != nil {
+		if p.sc.offsets == nil {
+			p.sc.offsets = map[string][2]int64{}
+		}
+		m = p.sc.offsets
+		clear(m)
+	} else {
+		m = map[string][2]int64{}
+	}
 	p.ws()
 	if p.eat('}') {
 		return m, true
@@ -976,7 +1025,7 @@ func (p *fastParser) offsetMap() (map[string][2]int64, bool) {
 		if !good {
 			return nil, false
 		}
-		m[string(p.b[ns:ne])] = v
+		m[p.substr(ns, ne)] = v
 		more, good := p.next('}')
 		if !good {
 			return nil, false

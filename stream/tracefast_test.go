@@ -18,6 +18,8 @@ import (
 // text, and whenever the fast path answers by itself its event must be the
 // reference's.
 
+var testScratch TraceScratch
+
 func checkFastTrace(t *testing.T, line []byte) (fast bool) {
 	t.Helper()
 	want, wantErr := decodeTraceReflect(line)
@@ -30,9 +32,16 @@ func checkFastTrace(t *testing.T, line []byte) (fast bool) {
 	case !reflect.DeepEqual(got, want):
 		t.Fatalf("%q:\nDecodeTrace %#v\nreference   %#v", line, got, want)
 	}
-	e, ok := decodeTraceFast(line, false)
-	if shared, sharedOK := decodeTraceFast(line, true); sharedOK != ok || !reflect.DeepEqual(shared, e) {
+	e, ok := decodeTraceFast(line, false, nil)
+	if shared, sharedOK := decodeTraceFast(line, true, nil); sharedOK != ok || !reflect.DeepEqual(shared, e) {
 		t.Fatalf("%q: shared decoding differs: %v %#v", line, sharedOK, shared)
+	}
+	// The scratch is shared by every case, so what one event left in it
+	// must not show in the next.
+	if got, err := DecodeTraceReuse(line, &testScratch); (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: DecodeTraceReuse = %#v, %v; reference %v", line, got, err, wantErr)
+	} else if d := got.Detached(); !reflect.DeepEqual(d, want) {
+		t.Fatalf("%q: Detached = %#v; reference %#v", line, d, want)
 	}
 	if got, err := DecodeTraceShared(line); (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() || !reflect.DeepEqual(got, want) {
 		t.Fatalf("%q: DecodeTraceShared = %#v, %v; reference %v", line, got, err, wantErr)

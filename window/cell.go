@@ -54,7 +54,7 @@ func newLayout(nk int) layout {
 // in it merges by addition, except the λ summaries, which merge by qid.
 type cell struct {
 	cnt    []int64
-	sums   []float64
+	sums   []fixedSum
 	cited  dist // ΔS cited of shipped answers
 	ret    dist // ΔS of retrieved items
 	lamIdx map[string]int32
@@ -64,7 +64,7 @@ type cell struct {
 func newCell(l *layout) *cell {
 	return &cell{
 		cnt:    make([]int64, l.nCnt),
-		sums:   make([]float64, l.nSums),
+		sums:   make([]fixedSum, l.nSums),
 		lamIdx: map[string]int32{},
 	}
 }
@@ -116,14 +116,14 @@ func (c *cell) add(l *layout, o *Observation, idx []int) {
 		}
 		sp := c.sums[l.sumP : l.sumP+l.nk]
 		for i, v := range o.PrecisionAtK {
-			sp[i] += v
+			sp[i].add(v)
 		}
 	}
 	if o.HasRecallAtK {
 		cnt[cRecN]++
 		sr := c.sums[l.sumR : l.sumR+l.nk]
 		for i, v := range o.RecallAtK {
-			sr[i] += v
+			sr[i].add(v)
 		}
 	}
 	if o.CoverageEligible {

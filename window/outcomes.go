@@ -2,6 +2,7 @@ package window
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,11 +30,18 @@ type OutcomeCounts [numOutcomes]int64
 
 // OutcomeCounter counts events by arm and outcome over the same sliding
 // windows as the metrics, by arrival time (a rejected event has no event
-// time to trust). Memory is buckets × arms.
+// time to trust). Memory is buckets × arms. Every event is counted here,
+// from several goroutines, so each arm has its own lock and finding an
+// arm takes none.
 type OutcomeCounter struct {
 	specs []Spec
+	mu    sync.Mutex                               // serialises adding an arm
+	arms  atomic.Pointer[map[string]*outcomeRings] // replaced whole when an arm is added
+}
+
+type outcomeRings struct {
 	mu    sync.Mutex
-	arms  map[string][]outcomeRing // per arm, one ring per window
+	rings []outcomeRing // one per window
 }
 
 type outcomeRing struct {
@@ -48,29 +56,48 @@ type outcomeSlot struct {
 
 // NewOutcomeCounter returns a counter over specs (as validated by New).
 func NewOutcomeCounter(specs []Spec) *OutcomeCounter {
-	return &OutcomeCounter{specs: specs, arms: make(map[string][]outcomeRing)}
+	c := &OutcomeCounter{specs: specs}
+	c.arms.Store(&map[string]*outcomeRings{})
+	return c
+}
+
+// arm is the rings of arm, made on first use.
+func (c *OutcomeCounter) arm(arm string) *outcomeRings {
+	if r, ok := (*c.arms.Load())[arm]; ok {
+		return r
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := *c.arms.Load()
+	if r, ok := old[arm]; ok {
+		return r
+	}
+	r := &outcomeRings{rings: make([]outcomeRing, len(c.specs))}
+	for i, s := range c.specs {
+		r.rings[i] = outcomeRing{res: int64(s.Resolution), slots: make([]outcomeSlot, s.Length/s.Resolution)}
+		for j := range r.rings[i].slots {
+			r.rings[i].slots[j].bucket = -1
+		}
+	}
+	next := make(map[string]*outcomeRings, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	next[arm] = r
+	c.arms.Store(&next)
+	return r
 }
 
 // Count records one event of arm with outcome o arriving at now. A time
 // older than a window's span is not counted in that window (a replay may
 // count at the times events first arrived).
 func (c *OutcomeCounter) Count(arm string, o Outcome, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	rings, ok := c.arms[arm]
-	if !ok {
-		rings = make([]outcomeRing, len(c.specs))
-		for i, s := range c.specs {
-			rings[i] = outcomeRing{res: int64(s.Resolution), slots: make([]outcomeSlot, s.Length/s.Resolution)}
-			for j := range rings[i].slots {
-				rings[i].slots[j].bucket = -1
-			}
-		}
-		c.arms[arm] = rings
-	}
+	a := c.arm(arm)
 	t := now.UnixNano()
-	for i := range rings {
-		r := &rings[i]
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i := range a.rings {
+		r := &a.rings[i]
 		b := t / r.res
 		s := &r.slots[b%int64(len(r.slots))]
 		if s.bucket > b {
@@ -85,18 +112,18 @@ func (c *OutcomeCounter) Count(arm string, o Outcome, now time.Time) {
 
 // Counts sums the events of arm over the window named window at now.
 func (c *OutcomeCounter) Counts(arm, window string, now time.Time) OutcomeCounts {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var sum OutcomeCounts
-	rings, ok := c.arms[arm]
+	a, ok := (*c.arms.Load())[arm]
 	if !ok {
 		return sum
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	for i, s := range c.specs {
 		if s.Name != window {
 			continue
 		}
-		r := &rings[i]
+		r := &a.rings[i]
 		cur := now.UnixNano() / r.res
 		n := int64(len(r.slots))
 		for _, slot := range r.slots {

@@ -35,7 +35,7 @@ type Snapshot struct {
 // agg is the sum of the cells of a window.
 type agg struct {
 	cnt       []int64
-	sums      []float64
+	sums      []fixedSum
 	cited     dist
 	ret       dist
 	lamIdx    map[string]int32
@@ -49,7 +49,7 @@ func (g *agg) add(c *cell) {
 		g.cnt[i] += v
 	}
 	for i, v := range c.sums {
-		g.sums[i] += v
+		g.sums[i].merge(v)
 	}
 	if g.wantDists {
 		g.cited.merge(&c.cited)
@@ -136,7 +136,7 @@ func (w *Windows) collect(a *arm, ri int, contentType string, now time.Time, g *
 func (w *Windows) newAgg(wantLam, wantDists bool) *agg {
 	g := &agg{
 		cnt:       make([]int64, w.layout.nCnt),
-		sums:      make([]float64, w.layout.nSums),
+		sums:      make([]fixedSum, w.layout.nSums),
 		wantLam:   wantLam,
 		wantDists: wantDists,
 	}
@@ -247,8 +247,8 @@ func (w *Windows) metrics(g *agg) map[string]Value {
 	for i, k := range w.ks {
 		s := strconv.Itoa(k)
 		m["recall_at_"+s] = proportion(c[l.recall+i], c[cRetA], 0, true)
-		m["mean_precision_at_"+s] = mean(g.sums[l.sumP+i], c[cRetN])
-		m["mean_recall_at_"+s] = mean(g.sums[l.sumR+i], c[cRecN])
+		m["mean_precision_at_"+s] = mean(g.sums[l.sumP+i].float(), c[cRetN])
+		m["mean_recall_at_"+s] = mean(g.sums[l.sumR+i].float(), c[cRecN])
 	}
 	m["coverage"] = proportion(c[cCovered], c[cCovElig], 0, false)
 	m["citation_accuracy"] = proportion(c[cAccurate], c[cAccElig], 0, false)
