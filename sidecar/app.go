@@ -66,6 +66,9 @@ type App struct {
 	arms     *labelSet
 	evalOpt  EvalOptions
 	workers  int // goroutines per subject (ingestWorkers)
+	// realClock: a.now is time.Now, so the time a subscription stamped on
+	// a message is already the app's clock.
+	realClock bool
 
 	joinMu sync.Mutex
 	joiner *stream.Joiner
@@ -111,7 +114,7 @@ func New(opt Options) (*App, error) {
 		a.log = slog.Default()
 	}
 	if a.now == nil {
-		a.now = time.Now
+		a.now, a.realClock = time.Now, true
 	}
 	if a.goldWait == 0 {
 		a.goldWait = 2 * time.Second
