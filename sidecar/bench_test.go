@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -194,4 +195,46 @@ func checkAllScored(b *testing.B, a *App, n int) {
 	if int(counted) < n {
 		b.Fatalf("%v events counted, want at least %d", counted, n)
 	}
+}
+
+// BenchmarkApplyParallel: as many goroutines as GOMAXPROCS, as the
+// sidecar's subscriptions with nats.workers 0; cpu-ns/op against
+// BenchmarkApply's is the cost of sharing the windows and arms between
+// cores.
+func BenchmarkApplyParallel(b *testing.B) {
+	a, msgs := benchApp(b, "compact")
+	runtime.GC()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	var worker, total atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		w := int(worker.Add(1) - 1)
+		// Each goroutine has its own copies of the messages: ts is patched
+		// in place.
+		mine := make([]benchMsg, len(msgs))
+		for i, m := range msgs {
+			mine[i] = benchMsg{subject: m.subject, data: bytes.Clone(m.data)}
+		}
+		n := 0
+		var ts []byte
+		for pb.Next() {
+			m := &mine[(n*7+w)%len(mine)]
+			now := time.Now()
+			if n%256 == 0 {
+				ts = now.UTC().AppendFormat(ts[:0], tsLayout)
+			}
+			copy(m.data[7:], ts)
+			a.handle(&stream.Message{Kind: stream.KindTrace, Subject: m.subject, Data: m.data, Received: now, Worker: w})
+			n++
+		}
+		total.Add(int64(n))
+	})
+	cpu := processCPU() - cpu0
+	b.StopTimer()
+	if n := total.Load(); n > 0 && cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/op")
+		b.ReportMetric(float64(n)/cpu.Seconds(), "events/s/core")
+	}
+	checkAllScored(b, a, int(total.Load()))
 }

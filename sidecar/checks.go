@@ -5,6 +5,7 @@
 package sidecar
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -72,7 +73,13 @@ func Containment(claim string, substrs []string) bool {
 }
 
 func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+8 <= len(s); i += 8 { // 8 bytes at a time: no byte has its top bit
+		if binary.LittleEndian.Uint64([]byte(s[i:i+8]))&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return false
 		}
@@ -84,16 +91,53 @@ func isASCII(s string) bool {
 // needle, an already lower-cased ASCII string.
 func containsLowerASCII(hay, needle string) bool {
 	n := len(needle)
-	for i := 0; i+n <= len(hay); i++ {
-		j := 0
-		for j < n && lowerASCII(hay[i+j]) == needle[j] {
-			j++
+	if n == 0 {
+		return true
+	}
+	// A match starts with needle[0] in either case: the next of each is
+	// found with IndexByte, and only there are the strings compared.
+	c0, c1 := needle[0], needle[0]
+	if 'a' <= c0 && c0 <= 'z' {
+		c1 = c0 - ('a' - 'A')
+	}
+	lim := len(hay) - n + 1
+	next := func(i int, c byte) int {
+		if j := strings.IndexByte(hay[i:lim], c); j >= 0 {
+			return i + j
 		}
-		if j == n {
+		return lim
+	}
+	n0, n1 := -1, -1 // next position of c0, c1 at or after i
+	for i := 0; i < lim; {
+		if n0 < i {
+			n0 = next(i, c0)
+		}
+		if n1 < i {
+			n1 = n0
+			if c1 != c0 {
+				n1 = next(i, c1)
+			}
+		}
+		p := min(n0, n1)
+		if p >= lim {
+			return false
+		}
+		if equalLowerASCII(hay[p:p+n], needle) {
 			return true
 		}
+		i = p + 1
 	}
 	return false
+}
+
+// equalLowerASCII: lowering a gives b (a, b ASCII, the same length).
+func equalLowerASCII(a, b string) bool {
+	for j := 0; j < len(b); j++ {
+		if lowerASCII(a[j]) != b[j] {
+			return false
+		}
+	}
+	return true
 }
 
 func lowerASCII(c byte) byte {

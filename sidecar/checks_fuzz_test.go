@@ -41,3 +41,21 @@ func FuzzContainment(f *testing.F) {
 		}
 	})
 }
+
+// FuzzContainsLowerASCII: the IndexByte search agrees with lowering the
+// haystack and strings.Contains, on ASCII input.
+func FuzzContainsLowerASCII(f *testing.F) {
+	for _, c := range [][2]string{{"X rejects NULL keys.", "null"}, {"aAaAb", "aab"}, {"", ""}, {"abc", ""}, {"ab", "abc"}, {"..A.a", ".a"}, {"Zz", "zz"}} {
+		f.Add(c[0], c[1])
+	}
+	f.Fuzz(func(t *testing.T, hay, needle string) {
+		if !isASCII(hay) || !isASCII(needle) {
+			return
+		}
+		needle = strings.ToLower(needle)
+		want := strings.Contains(strings.ToLower(hay), needle)
+		if got := containsLowerASCII(hay, needle); got != want {
+			t.Fatalf("containsLowerASCII(%q, %q) = %v, want %v", hay, needle, got, want)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -178,12 +179,32 @@ func retrievalAtKs(gold, ids []string, ks []int, o *window.Observation) bool {
 	if len(ids) > 64 || len(gold) > smallSet {
 		return false
 	}
+	// Strings are compared only where their keys agree (idKey: equal
+	// strings have equal keys), which for distinct ids is nowhere.
+	var idKeys [64]uint64
+	var goldKeys [smallSet]uint64
+	for i, id := range gold {
+		goldKeys[i] = idKey(id)
+	}
 	var first, hit uint64 // bit j: ids[j] is new in ids[:j+1]; ids[j] is a gold id
 	for j, id := range ids {
-		if !slices.Contains(ids[:j], id) {
-			first |= 1 << j
-			if slices.Contains(gold, id) {
+		k := idKey(id)
+		idKeys[j] = k
+		seen := false
+		for i := 0; i < j; i++ {
+			if idKeys[i] == k && ids[i] == id {
+				seen = true
+				break
+			}
+		}
+		if seen {
+			continue
+		}
+		first |= 1 << j
+		for i := range gold {
+			if goldKeys[i] == k && gold[i] == id {
 				hit |= 1 << j
+				break
 			}
 		}
 	}
@@ -219,6 +240,21 @@ func retrievalAtKs(gold, ids []string, ks []int, o *window.Observation) bool {
 		}
 	}
 	return true
+}
+
+// idKey packs an id's length and up to 16 of its bytes (the first and last
+// 8) into a word: equal ids have equal keys, and short distinct ones
+// differ.
+func idKey(s string) uint64 {
+	n := len(s)
+	if n >= 8 {
+		return binary.LittleEndian.Uint64([]byte(s[:8])) ^ bits.RotateLeft64(binary.LittleEndian.Uint64([]byte(s[n-8:])), 29) ^ uint64(n)*0x9E3779B97F4A7C15
+	}
+	var k uint64
+	for i := 0; i < n; i++ {
+		k |= uint64(s[i]) << (8 * i)
+	}
+	return k ^ uint64(n)<<59
 }
 
 func windowLambda(s LambdaState) window.LambdaState {

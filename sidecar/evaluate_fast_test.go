@@ -15,7 +15,12 @@ import (
 
 func TestRetrievalAtKsMatchesPerK(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	pool := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	// The last two have the same idKey (length, first and last 8 bytes):
+	// only the string comparison tells them apart.
+	pool := []string{"a", "b", "c", "d", "e", "f", "g", "h", "sec-0001.aaaa.para-01", "sec-0001.bbbb.para-01"}
+	if idKey(pool[8]) != idKey(pool[9]) {
+		t.Fatal("the colliding ids do not collide")
+	}
 	list := func(max int) []string {
 		n := r.IntN(max + 1)
 		if n == 0 && r.IntN(2) == 0 {

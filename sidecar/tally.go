@@ -3,7 +3,6 @@ package sidecar
 import (
 	"math"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -63,7 +62,7 @@ func (h *classicHist) observe(bounds []float64, v float64) {
 		h.counts = make([]uint64, len(bounds)+1)
 		h.created = time.Now()
 	}
-	h.counts[sort.SearchFloat64s(bounds, v)]++
+	h.counts[bucketOf(bounds, v)]++
 	h.count++
 	h.sum += v
 }
@@ -81,6 +80,21 @@ func (h *classicHist) merge(o *classicHist) {
 	}
 	h.count += o.count
 	h.sum += o.sum
+}
+
+// bucketOf is sort.SearchFloat64s(bounds, v) (the first bound ≥ v)
+// without its closure calls: it runs several times per event.
+func bucketOf(bounds []float64, v float64) int {
+	lo, hi := 0, len(bounds)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if !(bounds[mid] >= v) { // NaN goes past the end, as in SearchFloat64s
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // earliest is the earlier of two times, zero meaning unset.

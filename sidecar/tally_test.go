@@ -3,6 +3,7 @@ package sidecar
 import (
 	"math"
 	"math/rand/v2"
+	"sort"
 	"testing"
 	"time"
 
@@ -92,5 +93,15 @@ func TestTallySumsWorkers(t *testing.T) {
 	}
 	if found["shadoweval_events_total"] != 3 || found["shadoweval_processing_seconds"] != 3 {
 		t.Errorf("summed %v, want 3 events (two goroutines and the shared tally) and 3 timings", found)
+	}
+}
+
+func TestBucketOf(t *testing.T) {
+	for _, bounds := range [][]float64{nil, {1}, deltaSClassic, lagBounds, processingBounds} {
+		for _, v := range append([]float64{math.Inf(-1), -1, 0, 1e-7, 0.45, 0.451, 1, 2, 1e9, math.Inf(1), math.NaN()}, bounds...) {
+			if got, want := bucketOf(bounds, v), sort.SearchFloat64s(bounds, v); got != want {
+				t.Errorf("bucketOf(%v, %v) = %d, want %d", bounds, v, got, want)
+			}
+		}
 	}
 }
