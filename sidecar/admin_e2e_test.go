@@ -71,6 +71,42 @@ func TestAdminToken(t *testing.T) {
 			t.Errorf("GET %s without a token: %d %s", path, code, body)
 		}
 	}
+	// Profiles want the token too; the command line is never served.
+	for _, c := range []struct {
+		path, auth string
+		want       int
+	}{
+		{"/debug/pprof/", "", http.StatusUnauthorized},
+		{"/debug/pprof/heap", "Bearer wrong", http.StatusUnauthorized},
+		{"/debug/pprof/", "Bearer " + token, http.StatusOK},
+		{"/debug/pprof/goroutine?debug=1", "Bearer " + token, http.StatusOK},
+		{"/debug/pprof/cmdline", "Bearer " + token, http.StatusNotFound},
+	} {
+		code, _, body := h.do(http.MethodGet, c.path, http.Header{"Authorization": {c.auth}})
+		if code != c.want {
+			t.Errorf("GET %s with %q: %d, want %d", c.path, c.auth, code, c.want)
+		}
+		if strings.Contains(string(body), gold) {
+			t.Errorf("GET %s shows the command line", c.path)
+		}
+	}
+}
+
+// TestPprofOpen: without an admin token the profiles are open, as in
+// Prometheus; the command line (it may hold NATS credentials) is not
+// served.
+func TestPprofOpen(t *testing.T) {
+	t.Parallel()
+	h := startApp(t, appOptions{goldFile: "testdata/gold_v1.jsonl"})
+	if code, body := h.get("/debug/pprof/"); code != http.StatusOK || !strings.Contains(string(body), "goroutine") {
+		t.Errorf("GET /debug/pprof/: %d %.200s", code, body)
+	}
+	if code, body := h.get("/debug/pprof/heap?debug=1"); code != http.StatusOK || !strings.Contains(string(body), "heap profile") {
+		t.Errorf("GET /debug/pprof/heap: %d %.200s", code, body)
+	}
+	if code, _ := h.get("/debug/pprof/cmdline"); code != http.StatusNotFound {
+		t.Errorf("GET /debug/pprof/cmdline: %d, want 404", code)
+	}
 }
 
 // TestAdminTokenFile: a token file that cannot be read, or is empty, stops

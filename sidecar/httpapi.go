@@ -27,12 +27,25 @@ func (a *App) routes() http.Handler {
 	a.gateRoutes(mux)
 	a.statusRoutes(mux)
 	// Profiles, as Prometheus and Alertmanager serve them: how an SRE finds
-	// where a sidecar's CPU goes in place.
-	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	// where a sidecar's CPU goes in place. Not the command line: it may
+	// carry NATS credentials (--nats-url). Behind the admin token when one
+	// is set, as a profile costs CPU.
+	for path, h := range map[string]http.HandlerFunc{
+		"GET /debug/pprof/":        pprof.Index,
+		"GET /debug/pprof/profile": pprof.Profile,
+		"GET /debug/pprof/symbol":  pprof.Symbol,
+		"GET /debug/pprof/trace":   pprof.Trace,
+	} {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/debug/pprof/cmdline" {
+				http.NotFound(w, r)
+				return
+			}
+			if a.authorized(w, r) {
+				h(w, r)
+			}
+		})
+	}
 	return mux
 }
 
