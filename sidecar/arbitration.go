@@ -1,9 +1,9 @@
 package sidecar
 
 import (
-	"strconv"
-
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/shadoweval/shadoweval/stream"
 )
 
 // Judgement labels of seed 003 (SPEC §2.4).
@@ -99,68 +99,5 @@ func Arbitrate(in ArbitrationInput) (final, why string) {
 // HardFlag reports whether provenance_violation or constraints_mismatch is
 // truthy in flags.
 func HardFlag(flags map[string]jsontext.Value) bool {
-	return Truthy(flags[FlagProvenanceViolation]) || Truthy(flags[FlagConstraintsMismatch])
-}
-
-// Truthy is Python's bool() of the value json.loads would make of v: false
-// for null, false, "", 0, 0.0 (also a literal that underflows to zero, such
-// as 1e-400), [] and {}; true for everything else (1e400 is infinity, so
-// true). An absent (empty) or malformed v is false.
-func Truthy(v jsontext.Value) bool {
-	b := trimJSONSpace(v)
-	if len(b) == 0 {
-		return false
-	}
-	switch b[0] {
-	case 't':
-		return true
-	case 'n', 'f':
-		return false
-	case '"':
-		return len(b) > 2 // any escape decodes to at least one character
-	case '[', '{':
-		rest := trimJSONSpace(b[1:])
-		return len(rest) > 0 && rest[0] != ']' && rest[0] != '}'
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return numberTruthy(string(b))
-	}
-	return false
-}
-
-// numberTruthy: json.loads makes an int of a literal without fraction or
-// exponent (non-zero when any digit is) and a float of the others.
-func numberTruthy(s string) bool {
-	isFloat := false
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '.' || c == 'e' || c == 'E' {
-			isFloat = true
-			break
-		}
-	}
-	if !isFloat {
-		for i := 0; i < len(s); i++ {
-			if c := s[i]; c >= '1' && c <= '9' {
-				return true
-			}
-		}
-		return false
-	}
-	// ParseFloat rounds correctly like Python's float(): overflow gives ±Inf
-	// (with an error we ignore), underflow gives zero.
-	f, _ := strconv.ParseFloat(s, 64)
-	return f != 0
-}
-
-func trimJSONSpace(b []byte) []byte {
-	for len(b) > 0 && isJSONSpace(b[0]) {
-		b = b[1:]
-	}
-	for len(b) > 0 && isJSONSpace(b[len(b)-1]) {
-		b = b[:len(b)-1]
-	}
-	return b
-}
-
-func isJSONSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
+	return stream.Truthy(flags[FlagProvenanceViolation]) || stream.Truthy(flags[FlagConstraintsMismatch])
 }

@@ -292,28 +292,67 @@ func citationsOf(v jsontext.Value) (ids []string, notList bool, err error) {
 	return ids, false, nil
 }
 
-// Truthy is Python's bool() of a decoded JSON value: null, false, 0, "",
-// [] and {} are false.
+// Truthy is Python's bool() of the value json.loads would make of v: false
+// for null, false, "", 0, 0.0 (also a literal that underflows to zero, such
+// as 1e-400), [] and {}; true for everything else (1e400 is infinity, so
+// true). An absent (empty) or malformed v is false.
 func Truthy(v jsontext.Value) bool {
-	switch v.Kind() {
-	case 'n', 'f':
+	b := trimJSONSpace(v)
+	if len(b) == 0 {
 		return false
+	}
+	switch b[0] {
 	case 't':
 		return true
+	case 'n', 'f':
+		return false
 	case '"':
-		return len(v) > 2
-	case '0':
-		f, err := strconv.ParseFloat(string(v), 64)
-		return err != nil || f != 0
+		return len(b) > 2 // any escape decodes to at least one character
 	case '[', '{':
-		var members []jsontext.Value
-		var obj map[string]jsontext.Value
-		if v.Kind() == '[' {
-			return json.Unmarshal(v, &members) != nil || len(members) > 0
-		}
-		return json.Unmarshal(v, &obj) != nil || len(obj) > 0
+		rest := trimJSONSpace(b[1:])
+		return len(rest) > 0 && rest[0] != ']' && rest[0] != '}'
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return numberTruthy(string(b))
 	}
 	return false
+}
+
+// numberTruthy: json.loads makes an int of a literal without fraction or
+// exponent (non-zero when any digit is) and a float of the others.
+func numberTruthy(s string) bool {
+	isFloat := false
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '.' || c == 'e' || c == 'E' {
+			isFloat = true
+			break
+		}
+	}
+	if !isFloat {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c >= '1' && c <= '9' {
+				return true
+			}
+		}
+		return false
+	}
+	// ParseFloat rounds correctly like Python's float(): overflow gives ±Inf
+	// (with an error we ignore), underflow gives zero.
+	f, _ := strconv.ParseFloat(s, 64)
+	return f != 0
+}
+
+func trimJSONSpace(b []byte) []byte {
+	for len(b) > 0 && isJSONSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isJSONSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func isJSONSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
 }
 
 func join(a, b string) string {
