@@ -2,6 +2,7 @@ package stream
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -456,13 +457,16 @@ func (p *fastParser) rawString() (start, end int, esc, good bool) {
 	start = p.i
 	ascii := true
 	for j := p.i; j < len(b); {
-		// Eight bytes at a time while none is a quote, a backslash, a
-		// control character or not ASCII; then those eight one by one.
+		// Eight bytes at a time: the lowest flagged byte (a quote, a
+		// backslash, a control character or not ASCII) is the first such
+		// byte of the eight (the borrows of the test only flag bytes after
+		// it), so the scan jumps straight to it.
 		for j+8 <= len(b) {
 			const ones, highs = 0x0101010101010101, 0x8080808080808080
 			x := binary.LittleEndian.Uint64(b[j:])
 			q, bs := x^(ones*'"'), x^(ones*'\\')
-			if ((x-ones*0x20)&^x|(q-ones)&^q|(bs-ones)&^bs|x)&highs != 0 {
+			if m := ((x-ones*0x20)&^x | (q-ones)&^q | (bs-ones)&^bs | x) & highs; m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
 				break
 			}
 			j += 8
