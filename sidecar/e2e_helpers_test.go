@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,6 +33,8 @@ import (
 	"github.com/shadoweval/shadoweval/sidecar"
 	"github.com/shadoweval/shadoweval/sidecar/gates"
 	"github.com/shadoweval/shadoweval/stream/streamtest"
+
+	"github.com/shadoweval/shadoweval/sidecar/internal/testtools"
 )
 
 // waitTimeout bounds every wait for the app: long enough for a loaded
@@ -90,23 +91,8 @@ type testApp struct {
 	reg      *prometheus.Registry
 }
 
-// syncBuffer collects the app's log; it is printed when the test fails.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer collects output, safe to read while it is written.
+type syncBuffer = testtools.SyncBuffer
 
 // testConfig is config.Default() made fit for a test: an ephemeral HTTP
 // port, the gold file given, NATS at url ("" = embedded).

@@ -10,10 +10,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -29,6 +27,8 @@ import (
 	"github.com/shadoweval/shadoweval/sidecar/alert"
 	"github.com/shadoweval/shadoweval/sidecar/gates"
 	"github.com/shadoweval/shadoweval/stream/gen"
+
+	"github.com/shadoweval/shadoweval/sidecar/internal/testtools"
 )
 
 // TestGateCanaryPrecisionE2E walks one canary precision gate through
@@ -447,86 +447,12 @@ func mapsEqual(a, b map[string]string) bool {
 
 // ---- the real Alertmanager (as sidecar/alert's own tests run it) ----
 
-// inCI says whether the CI environment variable asks for every test to
-// run: a missing tool is then a failure, not a skip.
-func inCI() bool {
-	v := strings.ToLower(strings.TrimSpace(os.Getenv("CI")))
-	return v != "" && v != "0" && v != "false" && v != "no"
-}
-
-// startAlertmanager runs the alertmanager binary of Debian's
-// prometheus-alertmanager (make deps installs it) with clustering off, its
-// data in a temporary directory and one null receiver, and returns its
-// base URL. Without the binary the test is skipped, or failed under CI.
+// startAlertmanager runs the real Alertmanager (make deps installs it)
+// with one null receiver and returns its base URL. Without the binary the
+// test is skipped, or failed under CI.
 func startAlertmanager(t *testing.T) string {
 	t.Helper()
-	var bin string
-	for _, n := range []string{"prometheus-alertmanager", "alertmanager"} {
-		if p, err := exec.LookPath(n); err == nil {
-			bin = p
-			break
-		}
-	}
-	if bin == "" {
-		msg := "prometheus-alertmanager is not installed (Debian package prometheus-alertmanager; make deps installs it)"
-		if inCI() {
-			t.Fatalf("%s; CI is set, so this is a failure", msg)
-		}
-		t.Skipf("%s; skipping (set CI=true to make this a failure)", msg)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	dir := t.TempDir()
-	cfgFile := filepath.Join(dir, "alertmanager.yml")
-	cfg := "route:\n  receiver: \"null\"\n  group_by: [\"...\"]\n  group_wait: 10ms\n  group_interval: 100ms\n  repeat_interval: 1h\nreceivers:\n  - name: \"null\"\n"
-	if err := os.WriteFile(cfgFile, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin,
-		"--config.file="+cfgFile,
-		"--storage.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr,
-		"--cluster.listen-address=",
-		"--log.level=debug",
-	)
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		cancel() // kills the process started above
-		<-exited
-		if t.Failed() {
-			t.Logf("alertmanager output:\n%s", out.String())
-		}
-	})
-	base := "http://" + addr
-	poll(t, "alertmanager ready", func() string {
-		select {
-		case <-exited:
-			t.Fatalf("alertmanager exited at start:\n%s", out.String())
-		default:
-		}
-		resp, err := http.Get(base + "/-/ready")
-		if err != nil {
-			return err.Error()
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return resp.Status
-		}
-		return ""
-	})
-	return base
+	return testtools.StartAlertmanager(t, "", testtools.AlertmanagerNullConfig)
 }
 
 // amAlert is an alert of Alertmanager's GET /api/v2/alerts.

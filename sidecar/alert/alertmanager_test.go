@@ -1,16 +1,10 @@
 package alert
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,37 +12,10 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/shadoweval/shadoweval/sidecar/internal/testtools"
+
 	"github.com/shadoweval/shadoweval/config"
 )
-
-// syncBuffer collects a process's output for failure messages.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// freePort is a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // notification is the part of an Alertmanager webhook notification the
 // test reads.
@@ -62,16 +29,13 @@ type notification struct {
 	} `json:"alerts"`
 }
 
-// startAlertmanager runs the real alertmanager binary with clustering off,
-// its data in a temporary directory, a null receiver by default and, for
-// alertname precision_floor, a webhook to capture, which sees what
-// Alertmanager made of our alerts, resolved ones included. It returns the
-// base URL.
+// startAlertmanager runs the real alertmanager with a null receiver by
+// default and, for alertname precision_floor, a webhook to capture, which
+// sees what Alertmanager made of our alerts, resolved ones included. It
+// returns the base URL.
 func startAlertmanager(t *testing.T, addr, capture string) string {
 	t.Helper()
-	bin := needBinary(t, "prometheus-alertmanager", "prometheus-alertmanager", "alertmanager")
-	dir := t.TempDir()
-	cfg := fmt.Sprintf(`route:
+	return testtools.StartAlertmanager(t, addr, fmt.Sprintf(`route:
   receiver: "null"
   group_by: ["..."]
   group_wait: 10ms
@@ -86,53 +50,7 @@ receivers:
     webhook_configs:
       - url: %q
         send_resolved: true
-`, capture)
-	cfgFile := filepath.Join(dir, "alertmanager.yml")
-	if err := os.WriteFile(cfgFile, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin,
-		"--config.file="+cfgFile,
-		"--storage.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr,
-		"--cluster.listen-address=",
-		"--log.level=debug",
-	)
-	var out syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		cancel() // kills the process we started
-		<-exited
-		if t.Failed() {
-			t.Logf("alertmanager output:\n%s", out.String())
-		}
-	})
-	base := "http://" + addr
-	deadline := time.Now().Add(waitLimit)
-	for {
-		select {
-		case <-exited:
-			t.Fatalf("alertmanager exited at start:\n%s", out.String())
-		default:
-		}
-		if resp, err := http.Get(base + "/-/ready"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("alertmanager not ready after %v:\n%s", waitLimit, out.String())
-		}
-		time.Sleep(10 * time.Millisecond) // polling interval
-	}
+`, capture))
 }
 
 // gettableAlert is an alert of Alertmanager's GET /api/v2/alerts.
@@ -221,7 +139,7 @@ func TestRealAlertmanager(t *testing.T) {
 		mu.Unlock()
 	}))
 	t.Cleanup(capture.Close)
-	base := startAlertmanager(t, fmt.Sprintf("127.0.0.1:%d", freePort(t)), capture.URL)
+	base := startAlertmanager(t, "", capture.URL)
 
 	const resend = time.Minute
 	d, reg := start(t, Options{
@@ -318,8 +236,8 @@ func TestRealAlertmanager(t *testing.T) {
 // stays non-blocking, NATS delivers, and the failed attempts are retried
 // and counted; once it is up, the retry delivers.
 func TestRealAlertmanagerComesBack(t *testing.T) {
-	needBinary(t, "prometheus-alertmanager", "prometheus-alertmanager", "alertmanager")
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	testtools.NeedBinary(t, "prometheus-alertmanager", "prometheus-alertmanager", "alertmanager")
+	addr := testtools.FreeAddr(t)
 	published := make(chan Alert, 10)
 	d, reg := start(t, Options{
 		Config:        config.AlertingConfig{AlertmanagerURL: "http://" + addr},

@@ -14,6 +14,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/shadoweval/shadoweval/config"
+
+	"github.com/shadoweval/shadoweval/sidecar/internal/testtools"
 )
 
 var update = flag.Bool("update", false, "rewrite the committed rules file of the default gates")
@@ -202,7 +204,7 @@ func equalYAML(a, b any) bool {
 // promtool runs promtool with args in dir and returns its output.
 func promtool(t *testing.T, dir string, args ...string) (string, error) {
 	t.Helper()
-	bin := needBinary(t, "prometheus", "promtool")
+	bin := testtools.NeedBinary(t, "prometheus", "promtool")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)

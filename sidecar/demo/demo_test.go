@@ -10,30 +10,16 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/shadoweval/shadoweval/sidecar"
+
+	"github.com/shadoweval/shadoweval/sidecar/internal/testtools"
 )
 
-// syncBuffer is a bytes.Buffer safe to read while Run writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer collects output, safe to read while it is written.
+type syncBuffer = testtools.SyncBuffer
 
 // finalPrecision returns the precision of arm in the final table.
 func finalPrecision(t *testing.T, out string, arm string) float64 {

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/shadoweval/shadoweval/sidecar/statuspage"
+
+	"github.com/shadoweval/shadoweval/sidecar/internal/testtools"
 )
 
 // chromium returns the browser to run, or skips (fails under CI).
@@ -38,7 +40,7 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
+	if testtools.InCI() {
 		t.Fatal("chromium not found and CI is set: the browser test must run in CI (make deps installs it: apt-get install chromium)")
 	}
 	t.Skip("chromium not found: skipping the browser test (install it with `apt-get install chromium` or `make deps`; under CI=true this is a failure)")
