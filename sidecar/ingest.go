@@ -157,8 +157,8 @@ func (a *App) expire(now time.Time) {
 	pairsGone := a.pairs.expire(now)
 	a.joinMu.Unlock()
 	a.settle(gone, now)
-	for _, p := range pairsGone {
-		a.countAt(nil, stream.KindJudgement, p.arm, window.JoinTimeout, now)
+	for _, arm := range pairsGone {
+		a.countAt(nil, stream.KindJudgement, arm, window.JoinTimeout, now)
 	}
 }
 

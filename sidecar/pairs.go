@@ -1,7 +1,6 @@
 package sidecar
 
 import (
-	"container/list"
 	"time"
 
 	"github.com/shadoweval/shadoweval/stream"
@@ -12,68 +11,42 @@ import (
 // the other agent's arrives, within ttl and at most max pending; the caller
 // holds App.joinMu.
 type pairer struct {
-	ttl     time.Duration
-	max     int
-	pending map[pairKey]*list.Element
-	order   *list.List // of *pendingJudgement, oldest first
+	w *stream.Waitlist[pairKey, stream.Judgement]
 }
 
 type pairKey struct{ arm, id string }
 
-type pendingJudgement struct {
-	key   pairKey
-	arm   string
-	j     stream.Judgement
-	since time.Time
-}
-
 func newPairer(ttl time.Duration, max int) *pairer {
-	return &pairer{ttl: ttl, max: max, pending: make(map[pairKey]*list.Element), order: list.New()}
+	return &pairer{w: stream.NewWaitlist[pairKey, stream.Judgement](ttl, max)}
 }
 
-func (p *pairer) len() int { return len(p.pending) }
+func (p *pairer) len() int { return p.w.Len() }
 
 // offer returns the completed pair (scholar, auditor) when j meets its
 // partner; replaced is set when j replaced an earlier judgement of the same
-// agent, evicted lists halves dropped for room.
-func (p *pairer) offer(key pairKey, j stream.Judgement, now time.Time) (scholar, auditor *stream.Judgement, replaced bool, evicted []pendingJudgement) {
-	if el, ok := p.pending[key]; ok {
-		first := el.Value.(*pendingJudgement)
-		if first.j.Agent == j.Agent {
-			first.j, first.since = j, now
-			p.order.MoveToBack(el)
-			return nil, nil, true, nil
-		}
-		p.order.Remove(el)
-		delete(p.pending, key)
+// agent, evicted lists the arms of halves dropped for room.
+func (p *pairer) offer(key pairKey, j stream.Judgement, now time.Time) (scholar, auditor *stream.Judgement, replaced bool, evicted []string) {
+	if first, _, ok := p.w.Get(key); ok && first.Agent != j.Agent {
+		p.w.Take(key)
 		if j.Agent == stream.AgentScholar {
-			return &j, &first.j, false, nil
+			return &j, &first, false, nil
 		}
-		return &first.j, &j, false, nil
+		return &first, &j, false, nil
 	}
-	for len(p.pending) >= p.max {
-		oldest := p.order.Front()
-		pj := p.order.Remove(oldest).(*pendingJudgement)
-		delete(p.pending, pj.key)
-		evicted = append(evicted, *pj)
+	prev, overflow := p.w.Put(key, j, now)
+	for _, g := range overflow {
+		evicted = append(evicted, g.Key.arm)
 	}
-	p.pending[key] = p.order.PushBack(&pendingJudgement{key: key, arm: key.arm, j: j, since: now})
-	return nil, nil, false, evicted
+	return nil, nil, prev != nil, evicted
 }
 
-// expire removes the halves older than ttl.
-func (p *pairer) expire(now time.Time) []pendingJudgement {
-	var gone []pendingJudgement
-	for el := p.order.Front(); el != nil; el = p.order.Front() {
-		pj := el.Value.(*pendingJudgement)
-		if now.Sub(pj.since) <= p.ttl {
-			break
-		}
-		p.order.Remove(el)
-		delete(p.pending, pj.key)
-		gone = append(gone, *pj)
+// expire removes the halves older than ttl and returns their arms.
+func (p *pairer) expire(now time.Time) []string {
+	var arms []string
+	for _, g := range p.w.Expire(now) {
+		arms = append(arms, g.Key.arm)
 	}
-	return gone
+	return arms
 }
 
 // handleJudgement pairs Scholar and Auditor judgements and applies each
@@ -102,8 +75,8 @@ func (a *App) handleJudgement(m *stream.Message, subjectArm string) {
 	a.joinMu.Lock()
 	scholar, auditor, replaced, evicted := a.pairs.offer(pairKey{arm, id}, j, m.Received)
 	a.joinMu.Unlock()
-	for _, e := range evicted {
-		a.countAt(m, stream.KindJudgement, e.arm, window.JoinTimeout, m.Received)
+	for _, evictedArm := range evicted {
+		a.countAt(m, stream.KindJudgement, evictedArm, window.JoinTimeout, m.Received)
 	}
 	switch {
 	case replaced:

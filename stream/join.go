@@ -54,12 +54,9 @@ type Pending struct {
 
 type joinKey struct{ arm, requestID string }
 
-type joinEntry struct {
-	key        joinKey
-	kind       Kind
-	event      TraceEvent
-	since      time.Time
-	prev, next *joinEntry // arrival order: prev is older
+type joinHalf struct {
+	kind  Kind
+	event TraceEvent
 }
 
 // Joiner pairs the retrieval and answer halves of split events (SPEC §2.3)
@@ -72,15 +69,8 @@ type joinEntry struct {
 // event time); a time earlier than the newest pending half's is taken as
 // that half's time, so arrival order is also age order.
 type Joiner struct {
-	ttl        time.Duration
-	maxPending int
-	pending    map[joinKey]*joinEntry
-	head, tail *joinEntry // oldest, newest
-	free       *joinEntry // recycled entries, linked by next
-	nfree      int
+	w *Waitlist[joinKey, joinHalf]
 }
-
-const maxFree = 1024
 
 // NewJoiner makes a Joiner; ttl <= 0 means DefaultJoinTTL and
 // maxPending <= 0 means DefaultJoinMaxPending.
@@ -91,11 +81,11 @@ func NewJoiner(ttl time.Duration, maxPending int) *Joiner {
 	if maxPending <= 0 {
 		maxPending = DefaultJoinMaxPending
 	}
-	return &Joiner{ttl: ttl, maxPending: maxPending, pending: make(map[joinKey]*joinEntry)}
+	return &Joiner{w: NewWaitlist[joinKey, joinHalf](ttl, maxPending)}
 }
 
 // Len is the number of pending halves.
-func (j *Joiner) Len() int { return len(j.pending) }
+func (j *Joiner) Len() int { return j.w.Len() }
 
 // Offer adds one half; kind is KindRetrieval or KindAnswer and e.Arm must
 // already be resolved (event, subject or default). When the other half of
@@ -119,61 +109,55 @@ func (j *Joiner) Offer(kind Kind, e TraceEvent, now time.Time) (merged TraceEven
 	if e.RequestID == "" {
 		return TraceEvent{}, false, nil, ErrNoRequestID
 	}
-	if j.tail != nil && now.Before(j.tail.since) {
-		now = j.tail.since
-	}
+	now = j.w.Clock(now)
 	key := joinKey{e.Arm, e.RequestID}
-	if ent, ok := j.pending[key]; ok {
+	if other, since, ok := j.w.Get(key); ok {
 		switch {
-		case now.Sub(ent.since) > j.ttl:
-			evicted = append(evicted, j.remove(ent, ReasonTimeout))
-		case ent.kind == kind:
-			evicted = append(evicted, Pending{Kind: ent.kind, Event: ent.event, Since: ent.since, Reason: ReasonReplaced})
-			ent.event, ent.since = e, now
-			j.unlink(ent)
-			j.pushBack(ent)
-			return TraceEvent{}, false, evicted, nil
-		case ent.event.QID != e.QID:
+		case j.w.Expired(since, now):
+			j.w.Take(key)
+			evicted = append(evicted, Pending{Kind: other.kind, Event: other.event, Since: since, Reason: ReasonTimeout})
+		case other.kind == kind:
+			// Put below replaces it.
+		case other.event.QID != e.QID:
 			return TraceEvent{}, false, nil, &QIDMismatchError{
 				Arm: e.Arm, RequestID: e.RequestID,
-				PendingKind: ent.kind, PendingQID: ent.event.QID, QID: e.QID,
+				PendingKind: other.kind, PendingQID: other.event.QID, QID: e.QID,
 			}
 		default:
-			other := j.remove(ent, "")
+			j.w.Take(key)
 			if kind == KindRetrieval {
-				return Merge(e, other.Event), true, nil, nil
+				return Merge(e, other.event), true, nil, nil
 			}
-			return Merge(other.Event, e), true, nil, nil
+			return Merge(other.event, e), true, nil, nil
 		}
 	}
-	ent := j.alloc()
-	ent.key, ent.kind, ent.event, ent.since = key, kind, e, now
-	j.pending[key] = ent
-	j.pushBack(ent)
-	for len(j.pending) > j.maxPending {
-		evicted = append(evicted, j.remove(j.head, ReasonOverflow))
+	replaced, overflow := j.w.Put(key, joinHalf{kind, e}, now)
+	if replaced != nil {
+		evicted = append(evicted, pending(*replaced, ReasonReplaced))
+	}
+	for _, g := range overflow {
+		evicted = append(evicted, pending(g, ReasonOverflow))
 	}
 	return TraceEvent{}, false, evicted, nil
+}
+
+func pending(g Gone[joinKey, joinHalf], reason string) Pending {
+	return Pending{Kind: g.Value.kind, Event: g.Value.event, Since: g.Since, Reason: reason}
 }
 
 // Expire removes and returns, oldest first, the halves that have waited
 // longer than the TTL at now.
 func (j *Joiner) Expire(now time.Time) []Pending {
 	var out []Pending
-	for j.head != nil && now.Sub(j.head.since) > j.ttl {
-		out = append(out, j.remove(j.head, ReasonTimeout))
+	for _, g := range j.w.Expire(now) {
+		out = append(out, pending(g, ReasonTimeout))
 	}
 	return out
 }
 
 // NextExpiry is when the oldest pending half times out (Expire at any later
 // time returns it); ok is false when nothing is pending.
-func (j *Joiner) NextExpiry() (t time.Time, ok bool) {
-	if j.head == nil {
-		return time.Time{}, false
-	}
-	return j.head.since.Add(j.ttl), true
-}
+func (j *Joiner) NextExpiry() (t time.Time, ok bool) { return j.w.NextExpiry() }
 
 // Merge joins a retrieval half and an answer half of one request. Retrieval
 // fields (retrieved_ids, topk, delta_s, embeddings, index_hash) come from
@@ -226,56 +210,4 @@ func Merge(ret, ans TraceEvent) TraceEvent {
 		m.Query = ans.Query
 	}
 	return m
-}
-
-func (j *Joiner) remove(ent *joinEntry, reason string) Pending {
-	p := Pending{Kind: ent.kind, Event: ent.event, Since: ent.since, Reason: reason}
-	delete(j.pending, ent.key)
-	j.unlink(ent)
-	j.release(ent)
-	return p
-}
-
-func (j *Joiner) pushBack(ent *joinEntry) {
-	ent.prev, ent.next = j.tail, nil
-	if j.tail != nil {
-		j.tail.next = ent
-	} else {
-		j.head = ent
-	}
-	j.tail = ent
-}
-
-func (j *Joiner) unlink(ent *joinEntry) {
-	if ent.prev != nil {
-		ent.prev.next = ent.next
-	} else {
-		j.head = ent.next
-	}
-	if ent.next != nil {
-		ent.next.prev = ent.prev
-	} else {
-		j.tail = ent.prev
-	}
-	ent.prev, ent.next = nil, nil
-}
-
-func (j *Joiner) alloc() *joinEntry {
-	if ent := j.free; ent != nil {
-		j.free, ent.next = ent.next, nil
-		j.nfree--
-		return ent
-	}
-	return new(joinEntry)
-}
-
-// release recycles ent, dropping its references so the event can be
-// collected.
-func (j *Joiner) release(ent *joinEntry) {
-	if j.nfree >= maxFree {
-		return
-	}
-	*ent = joinEntry{next: j.free}
-	j.free = ent
-	j.nfree++
 }

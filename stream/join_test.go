@@ -234,8 +234,8 @@ func TestJoinNonMonotonicTime(t *testing.T) {
 
 func TestJoinDefaults(t *testing.T) {
 	j := NewJoiner(0, 0)
-	if j.ttl != DefaultJoinTTL || j.maxPending != DefaultJoinMaxPending {
-		t.Fatalf("defaults: %v %d", j.ttl, j.maxPending)
+	if j.w.ttl != DefaultJoinTTL || j.w.max != DefaultJoinMaxPending {
+		t.Fatalf("defaults: %v %d", j.w.ttl, j.w.max)
 	}
 }
 
@@ -307,11 +307,8 @@ func TestJoinBoundedUnderMillionOffers(t *testing.T) {
 	if joined == 0 {
 		t.Error("nothing joined")
 	}
-	if len(j.pending) != j.Len() {
-		t.Fatal("map and list disagree")
-	}
 	n := 0
-	for e := j.head; e != nil; e = e.next {
+	for e := j.w.head; e != nil; e = e.next {
 		n++
 	}
 	if n != j.Len() {
