@@ -249,6 +249,9 @@ func (a *App) Start(ctx context.Context) error {
 	if a.cfg.NATS.JetStream {
 		err = a.subscribeJetStream(ctx)
 	} else {
+		// Up to 512 MiB of a kind's messages wait in the client, whatever
+		// the number of workers; beyond, NATS drops and the drops are
+		// counted (shadoweval_nats_dropped_messages_total).
 		a.sub, err = stream.Subscribe(nc, map[stream.Kind]string{
 			stream.KindTrace: s.Trace, stream.KindRetrieval: s.Retrieval,
 			stream.KindAnswer: s.Answer, stream.KindJudgement: s.Judgement,

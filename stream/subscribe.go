@@ -118,10 +118,11 @@ type Subscription struct {
 }
 
 // Subscribe subscribes to each kind's subject with core NATS
-// (at-most-once). pendingMsgs and pendingBytes are the per-subscription
-// limits of messages buffered in the client before it drops (0 keeps the
-// nats.go defaults, -1 is unlimited); drops are counted by Dropped and
-// reported through ConnOptions.OnSlowConsumer.
+// (at-most-once). pendingMsgs and pendingBytes are the limits of messages
+// buffered in the client for one kind before it drops, shared evenly by
+// the kind's workers so that more workers do not buffer more (0 keeps the
+// nats.go defaults per subscription, -1 is unlimited); drops are counted
+// by Dropped and reported through ConnOptions.OnSlowConsumer.
 //
 // The SUB protocol lines are buffered like any publish: call nc.Flush (or
 // FlushTimeout) afterwards to know the server has the interest, before
@@ -140,6 +141,13 @@ type Subscription struct {
 // messages.
 func Subscribe(nc *nats.Conn, subjects map[Kind]string, workers, pendingMsgs, pendingBytes int, handle func(*Message)) (*Subscription, error) {
 	workers = max(workers, 1)
+	share := func(limit int) int {
+		if limit <= 0 {
+			return limit
+		}
+		return max(1, limit/workers)
+	}
+	pendingMsgs, pendingBytes = share(pendingMsgs), share(pendingBytes)
 	if len(subjects) == 0 {
 		return nil, errors.New("subscribe: no subjects")
 	}

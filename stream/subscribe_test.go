@@ -150,8 +150,15 @@ func TestSubscribeOnlySomeKinds(t *testing.T) {
 }
 
 // A handler that blocks makes the client drop beyond the pending limit;
-// Dropped counts it and OnSlowConsumer names the subject.
+// Dropped counts it and OnSlowConsumer names the subject. The limit is the
+// kind's, shared by its workers: two workers hold no more than one.
 func TestSubscribeSlowConsumer(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) { testSlowConsumer(t, workers) })
+	}
+}
+
+func testSlowConsumer(t *testing.T, workers int) {
 	s := streamtest.RunBasic(t)
 	slow := make(chan string, 4)
 	nc, err := Connect(context.Background(), ConnOptions{
@@ -164,7 +171,7 @@ func TestSubscribeSlowConsumer(t *testing.T) {
 	defer nc.Close()
 	release := make(chan struct{})
 	var handled atomic.Int64
-	sub, err := Subscribe(nc, map[Kind]string{KindRetrieval: "rag.retrieval.>"}, 1, 10, 1<<20, func(*Message) {
+	sub, err := Subscribe(nc, map[Kind]string{KindRetrieval: "rag.retrieval.>"}, workers, 10, 1<<20, func(*Message) {
 		<-release
 		handled.Add(1)
 	})
@@ -192,9 +199,9 @@ func TestSubscribeSlowConsumer(t *testing.T) {
 		t.Fatal(err)
 	}
 	dropped := sub.Dropped()
-	// One message is in the handler, at most 10 wait.
-	if dropped < n-11 || dropped > n-1 {
-		t.Fatalf("dropped %d of %d with a limit of 10", dropped, n)
+	// One message is in each worker's handler, at most 10 wait in all.
+	if dropped < uint64(n-10-workers) || dropped > n-1 {
+		t.Fatalf("dropped %d of %d with a limit of 10 and %d workers", dropped, n, workers)
 	}
 	close(release)
 	if err := sub.Drain(context.Background()); err != nil {
