@@ -61,6 +61,7 @@ type App struct {
 
 	gold     *GoldStore
 	win      *window.Windows
+	writers  []*window.Writer // one per ingest goroutine (stream.Message.Worker)
 	outcomes *window.OutcomeCounter
 	metrics  *appMetrics
 	arms     *labelSet
@@ -139,6 +140,10 @@ func New(opt Options) (*App, error) {
 	a.outcomes = window.NewOutcomeCounter(win.Specs())
 	a.workers = ingestWorkers(cfg)
 	a.metrics = newAppMetrics(a.reg, cfg.K, stream.Workers(a.workers)+1)
+	a.writers = make([]*window.Writer, stream.Workers(a.workers))
+	for i := range a.writers {
+		a.writers[i] = win.NewWriter()
+	}
 	a.reg.MustRegister(newWindowCollector(win, a.now))
 	a.arms = newLabelSet(cfg.Limits.MaxArms)
 	a.evalOpt = EvalOptions{Ks: cfg.K, Tolerance: int64(cfg.CitationOffsetTolerance)}

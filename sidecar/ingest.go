@@ -60,6 +60,15 @@ func (a *App) handle(m *stream.Message) {
 	a.tallyOf(m).processed(m.Kind, time.Since(start).Seconds())
 }
 
+// addObservation adds o to the windows through the Writer of the goroutine
+// that delivered m (nil, or a message of no ingest goroutine: directly).
+func (a *App) addObservation(m *stream.Message, o *window.Observation, now time.Time) error {
+	if m == nil || m.Worker < 0 || m.Worker >= len(a.writers) {
+		return a.win.Add(o, now)
+	}
+	return a.writers[m.Worker].Add(o, now)
+}
+
 // tallyOf is the metric tally of the goroutine that delivered m (nil: the
 // shared one).
 func (a *App) tallyOf(m *stream.Message) *tally {
@@ -195,7 +204,7 @@ func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool,
 		return ReasonBadEvent, err.Error()
 	}
 	now := a.clockOf(m)
-	switch err := a.win.Add(o, now); {
+	switch err := a.addObservation(m, o, now); {
 	case errors.Is(err, window.ErrLate):
 		a.tracing.scored(m, e, o, window.Late)
 		if count {

@@ -79,6 +79,52 @@ func (c *cell) reset() {
 	c.lam = c.lam[:0]
 }
 
+// empty reports whether nothing was added since the last reset.
+func (c *cell) empty() bool {
+	if len(c.lam) > 0 || c.cited.n > 0 || c.ret.n > 0 {
+		return false
+	}
+	for _, v := range c.cnt {
+		if v != 0 {
+			return false
+		}
+	}
+	for _, v := range c.sums {
+		if v != (fixedSum{}) {
+			return false
+		}
+	}
+	return true
+}
+
+// merge adds what o holds into c: the counts and sums, and the ΔS
+// distributions and λ summaries when dists and lam say so.
+func (c *cell) merge(o *cell, dists, lam bool) {
+	for i, v := range o.cnt {
+		c.cnt[i] += v
+	}
+	for i, v := range o.sums {
+		c.sums[i].merge(v)
+	}
+	if dists {
+		c.cited.merge(&o.cited)
+		c.ret.merge(&o.ret)
+	}
+	if !lam {
+		return
+	}
+	for j := range o.lam {
+		x := &o.lam[j]
+		k, ok := c.lamIdx[x.qid]
+		if !ok {
+			k = int32(len(c.lam))
+			c.lam = append(c.lam, lamSum{qid: x.qid})
+			c.lamIdx[x.qid] = k
+		}
+		c.lam[k].merge(x)
+	}
+}
+
 // add records o. idx holds the sketch indexes of o's ΔS values (see
 // arm.sketchIndexes), or is nil when the cell must map them itself.
 func (c *cell) add(l *layout, o *Observation, idx []int) {

@@ -32,43 +32,15 @@ type Snapshot struct {
 	Metrics           map[string]Value
 }
 
-// agg is the sum of the cells of a window.
+// agg is the sum of the cells of a window; the λ summaries and ΔS
+// distributions only when wanted.
 type agg struct {
-	cnt       []int64
-	sums      []fixedSum
-	cited     dist
-	ret       dist
-	lamIdx    map[string]int32
-	lam       []lamSum
+	cell
 	wantLam   bool
 	wantDists bool
 }
 
-func (g *agg) add(c *cell) {
-	for i, v := range c.cnt {
-		g.cnt[i] += v
-	}
-	for i, v := range c.sums {
-		g.sums[i].merge(v)
-	}
-	if g.wantDists {
-		g.cited.merge(&c.cited)
-		g.ret.merge(&c.ret)
-	}
-	if !g.wantLam {
-		return
-	}
-	for j := range c.lam {
-		x := &c.lam[j]
-		k, ok := g.lamIdx[x.qid]
-		if !ok {
-			k = int32(len(g.lam))
-			g.lam = append(g.lam, lamSum{qid: x.qid})
-			g.lamIdx[x.qid] = k
-		}
-		g.lam[k].merge(x)
-	}
-}
+func (g *agg) add(c *cell) { g.cell.merge(c, g.wantDists, g.wantLam) }
 
 // find resolves an arm and a window name to the arm and ring index.
 func (w *Windows) find(armName, window string) (*arm, int, bool) {
@@ -87,6 +59,7 @@ func (w *Windows) find(armName, window string) (*arm, int, bool) {
 // collect sums the cells of ring ri of a that lie in the window at now, for
 // content type contentType ("" = all). False when the type is unknown.
 func (w *Windows) collect(a *arm, ri int, contentType string, now time.Time, g *agg) bool {
+	w.flushArm(a)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	ti := -1
@@ -135,8 +108,7 @@ func (w *Windows) collect(a *arm, ri int, contentType string, now time.Time, g *
 
 func (w *Windows) newAgg(wantLam, wantDists bool) *agg {
 	g := &agg{
-		cnt:       make([]int64, w.layout.nCnt),
-		sums:      make([]fixedSum, w.layout.nSums),
+		cell:      cell{cnt: make([]int64, w.layout.nCnt), sums: make([]fixedSum, w.layout.nSums)},
 		wantLam:   wantLam,
 		wantDists: wantDists,
 	}

@@ -71,6 +71,8 @@ type Windows struct {
 	maxArms  int
 	maxTypes int
 	layout   layout
+	allRings uint64 // the mask of every ring
+	stageRes int64  // ns: a Writer's staged bucket, the GCD of the resolutions
 
 	mu          sync.Mutex // serialises arm creation
 	arms        atomic.Pointer[armTable]
@@ -84,16 +86,20 @@ type armTable struct {
 	names  []string // sorted
 }
 
-// arm holds the rings of one arm; mu guards everything in it.
+// arm holds the rings of one arm; mu guards everything in it but the
+// watermark, which Writers read and move without it.
 type arm struct {
 	mu        sync.Mutex
-	watermark int64 // highest accepted event time, capped at now; ns
-	hasWM     bool
+	watermark atomic.Int64 // highest accepted event time, capped at now; ns; noWatermark before the first
 	typeIdx   map[string]int
 	typeNames []string
 	rings     []ring
 	ds        [dsScratch]int // sketch indexes of one observation
+	stages    []*stage       // the Writers' staged cells of this arm
 }
+
+// noWatermark is the watermark of an arm that has recorded nothing.
+const noWatermark = math.MinInt64
 
 const dsScratch = 64
 
@@ -185,6 +191,10 @@ func New(cfg Config) (*Windows, error) {
 		}
 	}
 	w.layout = newLayout(len(w.ks))
+	w.allRings = 1<<len(w.specs) - 1
+	for _, s := range w.specs {
+		w.stageRes = gcd(w.stageRes, int64(s.Resolution))
+	}
 	w.arms.Store(&armTable{byName: map[string]*arm{}})
 	return w, nil
 }
@@ -213,6 +223,7 @@ func (w *Windows) Ks() []int { return slices.Clone(w.ks) }
 // caller whose now lags another's by a bucket still finds its window intact.
 func (w *Windows) newArm() *arm {
 	a := &arm{typeIdx: map[string]int{}}
+	a.watermark.Store(noWatermark)
 	a.rings = make([]ring, len(w.specs))
 	for i, s := range w.specs {
 		res := int64(s.Resolution)
@@ -296,6 +307,13 @@ func (w *Windows) typeIndex(a *arm, name string) int {
 	return i
 }
 
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
 // floorDiv is ⌊a/b⌋ for b > 0.
 func floorDiv(a, b int64) int64 {
 	q := a / b
@@ -323,10 +341,11 @@ func (w *Windows) accept(t, now int64) (mask uint64, err error) {
 	return mask, nil
 }
 
-// admit applies the watermark rule under a.mu: an event more than
-// MaxLateness behind the highest accepted event time is late.
+// admit applies the watermark rule: an event more than MaxLateness behind
+// the highest accepted event time is late.
 func (w *Windows) admit(a *arm, t int64) bool {
-	return !a.hasWM || t >= a.watermark || a.watermark-t <= w.maxLate
+	wm := a.watermark.Load()
+	return wm == noWatermark || t >= wm || wm-t <= w.maxLate
 }
 
 // advance moves the watermark after an event was recorded; event times
@@ -334,8 +353,11 @@ func (w *Windows) admit(a *arm, t int64) bool {
 // else late.
 func (a *arm) advance(t, now int64) {
 	t = min(t, now)
-	if !a.hasWM || t > a.watermark {
-		a.watermark, a.hasWM = t, true
+	for {
+		wm := a.watermark.Load()
+		if t <= wm || a.watermark.CompareAndSwap(wm, t) {
+			return
+		}
 	}
 }
 
@@ -386,7 +408,11 @@ func (w *Windows) Add(o *Observation, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	a := w.getArm(o.Arm)
+	return w.add(w.getArm(o.Arm), o, t, nowNS, mask)
+}
+
+// add records o, whose time is t (ns), in the rings of mask of a, under a.mu.
+func (w *Windows) add(a *arm, o *Observation, t, nowNS int64, mask uint64) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !w.admit(a, t) {
@@ -535,6 +561,7 @@ func (w *Windows) Stats() Stats {
 	st := Stats{FoldedArms: w.foldedArms.Load(), FoldedTypes: w.foldedTypes.Load()}
 	for _, a := range w.arms.Load().byName {
 		st.Arms++
+		w.flushArm(a)
 		a.mu.Lock()
 		for i := range a.rings {
 			r := &a.rings[i]

@@ -626,6 +626,8 @@ func (o *benchOpts) soak() error {
 		return err
 	}
 	start := time.Now()
+	cpu0 := [2]time.Duration{procCPU(side.pid()), procCPU(o.server.pid())}
+	idle0, steal0, total0 := machineTicks()
 	var mins, rss, gors []float64
 	fmt.Fprintf(o.stdout, "%8s %12s %10s %10s %10s\n", "t", "events", "VmRSS", "VmHWM", "goroutines")
 	nextSample := start
@@ -653,6 +655,9 @@ func (o *benchOpts) soak() error {
 	if err != nil {
 		return err
 	}
+	elapsed := time.Since(start)
+	cpu1 := [2]time.Duration{procCPU(side.pid()), procCPU(o.server.pid())}
+	idle1, steal1, total1 := machineTicks()
 	counted := s1.events - s0.events
 	p99, _, inf := lagQuantile(s0, s1, 0.99)
 	p50, _, _ := lagQuantile(s0, s1, 0.5)
@@ -664,6 +669,10 @@ func (o *benchOpts) soak() error {
 	fmt.Fprintf(w, "sent %d at %.0f msgs/s (mean %.0f bytes); sidecar counted %.0f: loss %d, NATS dropped %.0f, slow-consumer episodes %.0f\n",
 		pr.Sent, float64(pr.Sent)/time.Duration(pr.End-pr.Start).Seconds(), pr.MeanBytes, counted, n-int64(counted), s1.dropped-s0.dropped, s1.slow-s0.slow)
 	fmt.Fprintf(w, "lag: p50 %s, p99 %s\n", fmtLag(p50, false), fmtLag(p99, inf))
+	cores := func(i int) float64 { return (cpu1[i] - cpu0[i]).Seconds() / elapsed.Seconds() }
+	fmt.Fprintf(w, "CPU: sidecar %.2f cores (%.2f µs/event), server %.2f, publisher %.2f; machine idle %.0f%%, steal %.0f%%\n",
+		cores(0), float64((cpu1[0]-cpu0[0]).Microseconds())/max(counted, 1), cores(1), float64(pr.CPU)/float64(pr.End-pr.Start),
+		100*float64(idle1-idle0)/float64(max(total1-total0, 1)), 100*float64(steal1-steal0)/float64(max(total1-total0, 1)))
 	if len(rss) > 0 {
 		half, quarter := len(rss)/2, len(rss)*3/4
 		fmt.Fprintf(w, "RSS: first %.1f MiB, last %.1f MiB, max %.1f MiB (VmHWM %.1f MiB, rusage max RSS %.1f MiB)\n",

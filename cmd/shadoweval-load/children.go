@@ -163,6 +163,7 @@ type publishResult struct {
 	Start     int64   `json:"start_unix_nano"` // first publish
 	End       int64   `json:"end_unix_nano"`   // flushed to the server
 	MeanBytes float64 `json:"mean_bytes"`
+	CPU       int64   `json:"cpu_ns"` // user+system CPU of the process while sending
 }
 
 func runPublish(args []string, stdout, stderr io.Writer) int {
@@ -199,7 +200,9 @@ func runPublish(args []string, stdout, stderr io.Writer) int {
 	if !waitGo() {
 		return 1
 	}
+	cpu0 := selfCPU()
 	res, err := publish(nc, evs, *n, *rate)
+	res.CPU = selfCPU() - cpu0
 	if err != nil {
 		fmt.Fprintln(stderr, "publish:", err)
 		return 1

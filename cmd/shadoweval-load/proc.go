@@ -431,3 +431,28 @@ func slope(xs, ys []float64) float64 {
 	}
 	return (n*sxy - sx*sy) / den
 }
+
+// machineTicks reads the first line of /proc/stat: the ticks all CPUs spent
+// idle (idle + iowait), stolen by the hypervisor, and in total.
+func machineTicks() (idle, steal, total int64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, 0
+	}
+	line, _, _ := bytes.Cut(b, []byte{'\n'})
+	f := strings.Fields(string(line))
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, 0, 0
+	}
+	for i, s := range f[1:] {
+		v, _ := strconv.ParseInt(s, 10, 64)
+		total += v
+		switch i {
+		case 3, 4:
+			idle += v
+		case 7:
+			steal += v
+		}
+	}
+	return idle, steal, total
+}
