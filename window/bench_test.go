@@ -116,3 +116,59 @@ func BenchmarkSnapshot(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWriterAdd is BenchmarkAdd through a Writer, as each ingest
+// goroutine adds: one staged cell per observation instead of one per
+// window, merged into the rings once per bucket.
+func BenchmarkWriterAdd(b *testing.B) {
+	w, obs := benchWindows(b)
+	wr := w.NewWriter()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0, ok := threadCPU()
+	n := 0
+	for b.Loop() {
+		i := bench.i.Add(1)
+		o := &obs[i%int64(len(obs))]
+		now := t0.Add(time.Duration(i) * benchStep)
+		o.Time = now
+		if err := wr.Add(o, now); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	if cpu1, ok1 := threadCPU(); ok && ok1 && n > 0 {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(n), "cpu-ns/op")
+	}
+}
+
+// BenchmarkWriterAddParallel is BenchmarkAddParallel with a Writer per
+// goroutine.
+func BenchmarkWriterAddParallel(b *testing.B) {
+	w, obs := benchWindows(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var late, total atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		wr := w.NewWriter()
+		var o Observation
+		for pb.Next() {
+			i := bench.i.Add(1)
+			o = obs[i%int64(len(obs))]
+			now := t0.Add(time.Duration(i) * benchStep)
+			o.Time = now
+			total.Add(1)
+			if err := wr.Add(&o, now); errors.Is(err, ErrLate) {
+				late.Add(1)
+			} else if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	if total.Load() > 0 {
+		b.ReportMetric(float64(late.Load())/float64(total.Load()), "late/op")
+	}
+}
