@@ -58,11 +58,16 @@ type classicHist struct {
 }
 
 func (h *classicHist) observe(bounds []float64, v float64) {
+	h.observeIn(bounds, bucketOf(bounds, v), v)
+}
+
+// observeIn counts v, whose bucket is i.
+func (h *classicHist) observeIn(bounds []float64, i int, v float64) {
 	if h.counts == nil {
 		h.counts = make([]uint64, len(bounds)+1)
 		h.created = time.Now()
 	}
-	h.counts[bucketOf(bounds, v)]++
+	h.counts[i]++
 	h.count++
 	h.sum += v
 }
@@ -150,11 +155,52 @@ type deltaSHist struct {
 	keys    [deltaSKeyCount]uint64 // keys[k-deltaSMinKey]
 }
 
+// deltaSClassicFrom[j] is bucketOf(deltaSClassic, j/20): a value of
+// [j/20, (j+1)/20) has its bucket there or a little after.
+var deltaSClassicFrom = func() (t [21]uint8) {
+	for j := range t {
+		t[j] = uint8(bucketOf(deltaSClassic, float64(j)/20))
+	}
+	return t
+}()
+
+// deltaSClassicBucket is bucketOf(deltaSClassic, v), with a table instead
+// of a binary search for v in [0, 1] (ΔS is counted for every retrieved
+// item, so this is per-event work).
+func deltaSClassicBucket(v float64) int {
+	if !(v >= 0 && v <= 1) {
+		return bucketOf(deltaSClassic, v)
+	}
+	// One cell lower: v*20 may round up past v's cell.
+	i := int(deltaSClassicFrom[max(int(v*20)-1, 0)])
+	for i < len(deltaSClassic) && deltaSClassic[i] < v {
+		i++
+	}
+	return i
+}
+
+// deltaSKeyFrom[m] is the first index of deltaSBounds not below the
+// smallest mantissa whose top six bits are m, 0.5 + m/128.
+var deltaSKeyFrom = func() (t [64]uint8) {
+	for m := range t {
+		lo := 0.5 + float64(m)/128
+		for t[m] < uint8(len(deltaSBounds)) && deltaSBounds[t[m]] < lo {
+			t[m]++
+		}
+	}
+	return t
+}()
+
 // deltaSKey is the native bucket key of v > deltaSZeroLimit, as
-// client_golang's histogramCounts.observe computes it.
+// client_golang's histogramCounts.observe computes it (math.Frexp, then
+// the first bound not below the mantissa), read from v's bits: v is a
+// normal number, so its Frexp exponent is the biased one − 1022 and its
+// mantissa the same bits with that exponent.
 func deltaSKey(v float64) int {
-	frac, exp := math.Frexp(v)
-	i := 0
+	b := math.Float64bits(v)
+	exp := int(b>>52&0x7ff) - 1022
+	frac := math.Float64frombits(b&^(0x7ff<<52) | 1022<<52)
+	i := int(deltaSKeyFrom[b>>46&0x3f])
 	for i < len(deltaSBounds) && deltaSBounds[i] < frac {
 		i++
 	}
@@ -162,7 +208,7 @@ func deltaSKey(v float64) int {
 }
 
 func (h *deltaSHist) observe(v float64) {
-	h.classic.observe(deltaSClassic, v)
+	h.classic.observeIn(deltaSClassic, deltaSClassicBucket(v), v)
 	if v <= deltaSZeroLimit {
 		h.zero++
 		return

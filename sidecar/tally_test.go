@@ -105,3 +105,46 @@ func TestBucketOf(t *testing.T) {
 		}
 	}
 }
+
+// deltaSTestValues are the values where the ΔS buckets can go wrong: each
+// bound and its neighbours, the cell edges of the lookup tables, powers
+// of two, and random ones.
+func deltaSTestValues() []float64 {
+	vs := []float64{math.NaN(), math.Inf(-1), -1, -0.0, 0, deltaSZeroLimit, math.Nextafter(deltaSZeroLimit, 1), 1, 2, 3, math.Inf(1)}
+	edge := func(x float64) { vs = append(vs, math.Nextafter(x, -1), x, math.Nextafter(x, 2)) }
+	for _, b := range deltaSClassic {
+		edge(b)
+	}
+	for j := 0; j <= 20; j++ {
+		edge(float64(j) / 20)
+	}
+	for e := -20; e <= 1; e++ {
+		for _, b := range deltaSBounds {
+			edge(math.Ldexp(b, e))
+		}
+		for m := 0; m < 64; m++ {
+			edge(math.Ldexp(0.5+float64(m)/128, e))
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 5))
+	for range 100_000 {
+		vs = append(vs, r.Float64(), math.Round(r.Float64()*1000)/1000, math.Ldexp(r.Float64(), -r.IntN(21)))
+	}
+	return vs
+}
+
+func TestDeltaSBuckets(t *testing.T) {
+	for _, v := range deltaSTestValues() {
+		if got, want := deltaSClassicBucket(v), sort.SearchFloat64s(deltaSClassic, v); got != want {
+			t.Errorf("deltaSClassicBucket(%v) = %d, want %d", v, got, want)
+		}
+		if !(v > deltaSZeroLimit && v <= 2) {
+			continue
+		}
+		frac, exp := math.Frexp(v)
+		want := sort.SearchFloat64s(deltaSBounds[:], frac) + (exp-1)*len(deltaSBounds)
+		if got := deltaSKey(v); got != want {
+			t.Errorf("deltaSKey(%v) = %d, want %d", v, got, want)
+		}
+	}
+}
