@@ -47,17 +47,45 @@ func IsRefusal(claim string) bool {
 // an empty non-nil list is vacuously true, while a nil list (gold field
 // missing or null) is false.
 func Containment(claim string, substrs []string) bool {
-	asciiClaim := isASCII(claim)
-	lowered, c := false, ""
+	set := prepareSubstrs(substrs)
+	return set.contains(claim)
+}
+
+// substrSet is a gold item's substring list as Containment reads it,
+// prepared once per gold load instead of once per event: lowered, those
+// shorter than minSubstrLen dropped, ASCII ones marked.
+type substrSet struct {
+	subs []loweredSubstr
+	// vacuous: the list was empty, not nil, so a claim that matches
+	// nothing is still contained (the reference's `return subs == []`).
+	vacuous bool
+}
+
+type loweredSubstr struct {
+	s     string
+	ascii bool
+}
+
+func prepareSubstrs(substrs []string) substrSet {
+	set := substrSet{vacuous: substrs != nil && len(substrs) == 0}
 	for _, s := range substrs {
 		s = pycompat.Lower(s)
 		// Length after lowering: "İİİ" is 3 code points but lowers to 6.
-		if utf8.RuneCountInString(s) < minSubstrLen {
-			continue
+		if utf8.RuneCountInString(s) >= minSubstrLen {
+			set.subs = append(set.subs, loweredSubstr{s, isASCII(s)})
 		}
-		if asciiClaim && isASCII(s) {
+	}
+	return set
+}
+
+// contains is Containment(claim, the list set was prepared from).
+func (set *substrSet) contains(claim string) bool {
+	asciiClaim := isASCII(claim)
+	lowered, c := false, ""
+	for _, s := range set.subs {
+		if asciiClaim && s.ascii {
 			// Same result as lowering the claim, without the copy.
-			if containsLowerASCII(claim, s) {
+			if containsLowerASCII(claim, s.s) {
 				return true
 			}
 			continue
@@ -65,11 +93,11 @@ func Containment(claim string, substrs []string) bool {
 		if !lowered {
 			c, lowered = pycompat.Lower(claim), true
 		}
-		if strings.Contains(c, s) {
+		if strings.Contains(c, s.s) {
 			return true
 		}
 	}
-	return substrs != nil && len(substrs) == 0
+	return set.vacuous
 }
 
 func isASCII(s string) bool {

@@ -31,7 +31,13 @@ var ErrBadEvent = errors.New("bad event")
 // shipped empty claim and one without ids retrieved nothing, as in the
 // reference.
 func Evaluate(e *stream.TraceEvent, g *stream.Gold, hasAnswer bool, opt EvalOptions, o *window.Observation) error {
-	gold := g.Citations()
+	return evaluate(e, newGoldItem(*g), hasAnswer, opt, o)
+}
+
+// evaluate is Evaluate on a loaded gold item (its substrings prepared).
+func evaluate(e *stream.TraceEvent, item *GoldItem, hasAnswer bool, opt EvalOptions, o *window.Observation) error {
+	g := &item.Gold
+	gold := item.citations
 	ids := rankedIDs(e)
 	*o = window.Observation{
 		Arm: e.Arm, Type: g.Type, QID: e.QID, Time: e.TS,
@@ -67,7 +73,7 @@ func Evaluate(e *stream.TraceEvent, g *stream.Gold, hasAnswer bool, opt EvalOpti
 	claim := pycompat.Strip(e.Answer.Claim)
 	cits := Citations{IDs: e.Answer.Citations, NotList: e.Answer.CitationsNotList}
 	o.Shipped = !IsRefusal(claim)
-	o.Contained = Containment(claim, g.GoldClaimSubstr)
+	o.Contained = item.claimSubstr.contains(claim)
 	o.Hit = CitationHit(cits, gold, ids)
 	cited := e.Answer.Citations // nil when not a list
 	first := ""

@@ -14,7 +14,7 @@ import (
 
 // GoldSet is one loaded, validated gold file: the items by qid.
 type GoldSet struct {
-	Items    map[string]*stream.Gold
+	Items    map[string]*GoldItem
 	Source   string
 	LoadedAt time.Time
 	stat     fileStamp
@@ -44,7 +44,7 @@ func LoadGold(path string) (*GoldSet, error) {
 		return nil, fmt.Errorf("gold %w", err)
 	}
 	defer f.Close()
-	items := make(map[string]*stream.Gold)
+	items := make(map[string]*GoldItem)
 	var rowErrs []error
 	// ParallelLines stops at the first error; to list several bad rows the
 	// decoder records failures as values instead.
@@ -63,8 +63,7 @@ func LoadGold(path string) (*GoldSet, error) {
 			}
 			return nil
 		}
-		g := r.g
-		items[g.QID] = &g
+		items[r.g.QID] = newGoldItem(r.g)
 		return nil
 	})
 	if err != nil && !errors.Is(err, errTooManyRowErrors) {
@@ -97,8 +96,20 @@ func (s *GoldStore) Path() string { return s.path }
 // Current is the gold set in force, nil before the first good load.
 func (s *GoldStore) Current() *GoldSet { return s.current.Load() }
 
+// GoldItem is a gold row with what scoring derives from it, derived once
+// when the file is loaded rather than for every event.
+type GoldItem struct {
+	stream.Gold
+	claimSubstr substrSet // GoldClaimSubstr as Containment reads it
+	citations   []string  // Gold.Citations(): the gold set G
+}
+
+func newGoldItem(g stream.Gold) *GoldItem {
+	return &GoldItem{Gold: g, claimSubstr: prepareSubstrs(g.GoldClaimSubstr), citations: g.Citations()}
+}
+
 // Lookup finds the gold item of qid in the set in force.
-func (s *GoldStore) Lookup(qid string) (*stream.Gold, bool) {
+func (s *GoldStore) Lookup(qid string) (*GoldItem, bool) {
 	set := s.current.Load()
 	if set == nil {
 		return nil, false

@@ -200,7 +200,7 @@ func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool,
 	}
 	o := a.obsPool.Get().(*window.Observation)
 	defer a.obsPool.Put(o)
-	if err := Evaluate(e, g, hasAnswer, a.evalOpt, o); err != nil {
+	if err := evaluate(e, g, hasAnswer, a.evalOpt, o); err != nil {
 		return ReasonBadEvent, err.Error()
 	}
 	now := a.clockOf(m)
