@@ -653,6 +653,9 @@ func (p *fastParser) intOrNull() (v int, set, good bool) {
 }
 
 func (p *fastParser) float() (float64, bool) {
+	if f, ok := p.shortDecimal(); ok {
+		return f, true
+	}
 	start, end, _, good := p.number()
 	if !good {
 		return 0, false
@@ -665,6 +668,57 @@ func (p *fastParser) float() (float64, bool) {
 	}
 	f, err := strconv.ParseFloat(p.s[start:end], 64)
 	return f, err == nil
+}
+
+// shortDecimal reads, in one pass, the common form of a ΔS or latency: a
+// number without exponent of at most 15 significant digits and 22
+// decimals, whose value exactDecimal computes exactly (the mantissa is
+// below 2^53). Anything else (an exponent, more digits, or not a number)
+// leaves p where it was and says false, for float's general path, which
+// then decides exactly as before.
+func (p *fastParser) shortDecimal() (float64, bool) {
+	b, j := p.b, p.i
+	neg := j < len(b) && b[j] == '-'
+	if neg {
+		j++
+	}
+	var mant uint64
+	sig := 0 // significant digits: those from the first non-zero one
+	switch {
+	case j < len(b) && b[j] == '0':
+		j++
+	case j < len(b) && b[j] >= '1' && b[j] <= '9':
+		for ; j < len(b) && b[j] >= '0' && b[j] <= '9'; j++ {
+			mant = mant*10 + uint64(b[j]-'0')
+			sig++
+		}
+	default:
+		return 0, false
+	}
+	scale := 0
+	if j < len(b) && b[j] == '.' {
+		j++
+		k := j
+		for ; j < len(b) && b[j] >= '0' && b[j] <= '9'; j++ {
+			mant = mant*10 + uint64(b[j]-'0')
+			if mant != 0 {
+				sig++
+			}
+		}
+		scale = j - k
+		if scale == 0 {
+			return 0, false
+		}
+	}
+	if sig > 15 || scale >= len(pow10) || j < len(b) && (b[j] == 'e' || b[j] == 'E') {
+		return 0, false
+	}
+	f := float64(mant) / pow10[scale]
+	if neg {
+		f = -f
+	}
+	p.i = j
+	return f, true
 }
 
 // pow10 are the powers of ten that float64 holds exactly.

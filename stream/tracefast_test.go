@@ -2,7 +2,10 @@ package stream
 
 import (
 	"bytes"
+	"math"
+	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -160,6 +163,10 @@ func FuzzDecodeTraceFast(f *testing.F) {
 	})
 }
 
+// benchScratch is the reused lists of the "reuse" benchmark, as the
+// sidecar keeps one per ingest goroutine.
+var benchScratch TraceScratch
+
 func BenchmarkDecodeTrace(b *testing.B) {
 	src := gen.NewTraceSource(gen.Options{Seed: 7, Items: 500, Arms: []string{"live", "canary"}, Now: time.Now})
 	lines := make([][]byte, 1024)
@@ -169,7 +176,7 @@ func BenchmarkDecodeTrace(b *testing.B) {
 	for _, bc := range []struct {
 		name   string
 		decode func([]byte) (TraceEvent, error)
-	}{{"fast", DecodeTrace}, {"reflect", decodeTraceReflect}} {
+	}{{"fast", DecodeTrace}, {"reuse", func(line []byte) (TraceEvent, error) { return DecodeTraceReuse(line, &benchScratch) }}, {"reflect", decodeTraceReflect}} {
 		for _, shape := range []string{"full", "compact"} {
 			in := lines
 			if shape == "compact" {
@@ -205,6 +212,51 @@ func TestParseUTC(t *testing.T) {
 		got, ok := parseUTC(s)
 		if ok && (err != nil || !reflect.DeepEqual(got, want)) {
 			t.Errorf("parseUTC(%q) = %v, time.Parse = %v, %v", s, got, want, err)
+		}
+	}
+}
+
+// TestShortDecimal: the one-pass path gives ParseFloat's value and stops
+// where number does, or declines and leaves the parser where it was.
+func TestShortDecimal(t *testing.T) {
+	cases := []string{"0", "-0", "0.0", "-0.0", "1", "0.5", "0.179", "0.6830000", "123456789012345", "1234567890123456",
+		"0.000000000000000000001", "0.0000000000000000000001", "1.0000000000000000000000", "9007199254740993",
+		"0.1e3", "1E5", "01", "-", "1.", ".5", "-.5", "+1", "1.5,", "0.25]", "18446744073709551616.5",
+		"0.30000000000000004", "999999999999999.9", "99999999999999.99"}
+	r := rand.New(rand.NewPCG(8, 9))
+	for range 20000 {
+		digits := strconv.FormatUint(r.Uint64()>>r.IntN(64), 10)
+		k := r.IntN(len(digits) + 1)
+		c := digits
+		if k < len(digits) {
+			c = digits[:len(digits)-k] + "." + digits[len(digits)-k:]
+			if c[0] == '.' {
+				c = "0" + c
+			}
+		}
+		if r.IntN(4) == 0 {
+			c = "-" + c
+		}
+		cases = append(cases, c, c+"]")
+	}
+	for _, c := range cases {
+		p := fastParser{b: []byte(c)}
+		f, ok := p.shortDecimal()
+		q := fastParser{b: []byte(c)}
+		start, end, _, good := q.number()
+		if !ok {
+			if p.i != 0 {
+				t.Errorf("%q: declined but moved to %d", c, p.i)
+			}
+			continue
+		}
+		if !good || p.i != end {
+			t.Errorf("%q: read to %d, number() %v to %d", c, p.i, good, end)
+			continue
+		}
+		want, err := strconv.ParseFloat(c[start:end], 64)
+		if err != nil || math.Float64bits(f) != math.Float64bits(want) {
+			t.Errorf("%q: %v, ParseFloat %v (%v)", c, f, want, err)
 		}
 	}
 }
