@@ -45,6 +45,7 @@ type benchOpts struct {
 	sustainTime            time.Duration
 	sustainProbes          int
 	sustainLag             time.Duration
+	sustainWarmup          time.Duration
 }
 
 func runBench(args []string, stdout, stderr io.Writer) int {
@@ -62,6 +63,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.lagSeconds, "lag-time", 10*time.Second, "how long the fixed-rate lag phase sends")
 	fs.IntVar(&o.sustainProbes, "sustain-probes", 7, "fixed rates tried (bisection between 0 and the publisher's top rate) to find the highest the sidecar keeps up with (0: skip)")
 	fs.DurationVar(&o.sustainTime, "sustain-time", 10*time.Second, "how long each sustained-rate probe sends")
+	fs.DurationVar(&o.sustainWarmup, "sustain-warmup", 0, "each probe first sends this long at its rate, outside the lag measured (a fresh sidecar's start)")
 	fs.DurationVar(&o.sustainLag, "sustain-lag", 250*time.Millisecond, "a probe is kept up with when its p99 lag is at most this and nothing is lost")
 	fs.DurationVar(&o.duration, "duration", 0, "soak: send at --rate for this long and sample the sidecar's RSS")
 	fs.Float64Var(&o.rate, "rate", 0, "soak: messages per second")
@@ -255,8 +257,10 @@ type runResult struct {
 // probe is one fixed-rate try of the sustained-rate search.
 type probe struct {
 	rate, sent float64 // offered; achieved by the publisher
-	lag        float64 // p99
+	lag        float64 // p99, after the warm-up
 	lagInf     bool
+	lagAll     float64 // p99 of the whole probe
+	lagAllInf  bool
 	loss       int64
 	ok         bool
 	hwmKB      int64
@@ -281,7 +285,7 @@ func (o *benchOpts) sustainPhase(run int, r *runResult) error {
 			return err
 		}
 		r.probes = append(r.probes, p)
-		fmt.Fprintf(o.stderr, "  probe %.0f/s: sent %.0f/s, p99 lag %s, loss %d: %s\n", p.rate, p.sent, fmtLag(p.lag, p.lagInf), p.loss, map[bool]string{true: "kept up", false: "fell behind"}[p.ok])
+		fmt.Fprintf(o.stderr, "  probe %.0f/s: sent %.0f/s, p99 lag %s (%s with the warm-up), loss %d: %s\n", p.rate, p.sent, fmtLag(p.lag, p.lagInf), fmtLag(p.lagAll, p.lagAllInf), p.loss, map[bool]string{true: "kept up", false: "fell behind"}[p.ok])
 		if p.ok {
 			lo = rate
 			if rate > r.sustained {
@@ -297,7 +301,7 @@ func (o *benchOpts) sustainPhase(run int, r *runResult) error {
 
 func (o *benchOpts) probe(tag string, rate float64) (probe, error) {
 	p := probe{rate: rate}
-	n := int64(rate * o.sustainTime.Seconds())
+	n := int64(rate * (o.sustainWarmup + o.sustainTime).Seconds())
 	side, addr, err := o.startSidecar(tag)
 	if err != nil {
 		return p, err
@@ -315,7 +319,13 @@ func (o *benchOpts) probe(tag string, rate float64) (probe, error) {
 	if err := pub.send("go"); err != nil {
 		return p, err
 	}
-	s, _, err := o.waitCounted(addr, base, float64(n), pub.done, nil)
+	start := time.Now()
+	warm, warmed := base, false
+	s, _, err := o.waitCounted(addr, base, float64(n), pub.done, func(s scrape) {
+		if !warmed && time.Since(start) >= o.sustainWarmup {
+			warm, warmed = s, true
+		}
+	})
 	if err != nil {
 		return p, err
 	}
@@ -325,7 +335,11 @@ func (o *benchOpts) probe(tag string, rate float64) (probe, error) {
 	}
 	p.sent = float64(pr.Sent) / time.Duration(pr.End-pr.Start).Seconds()
 	p.loss = n - int64(s.events-base.events)
-	p.lag, _, p.lagInf = lagQuantile(base, s, 0.99)
+	p.lagAll, _, p.lagAllInf = lagQuantile(base, s, 0.99)
+	if !warmed {
+		warm = base
+	}
+	p.lag, _, p.lagInf = lagQuantile(warm, s, 0.99)
 	_, p.hwmKB, _ = procStatus(side.pid())
 	side.stop(syscall.SIGTERM, 30*time.Second)
 	// A publisher that could not send at the rate tried tells nothing.
