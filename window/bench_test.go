@@ -33,17 +33,17 @@ func benchWindows(b *testing.B) (*Windows, []Observation) {
 		bench.w = w
 		bench.obs = realistic(1<<14, 3000, 1)
 		for k := 0; k < int(90*time.Minute/benchStep); k++ {
-			benchAdd(b, w, bench.obs, bench.i.Add(1))
+			benchAdd(b, w.Add, bench.obs, bench.i.Add(1))
 		}
 	})
 	return bench.w, bench.obs
 }
 
-func benchAdd(b *testing.B, w *Windows, obs []Observation, i int64) {
+func benchAdd(b *testing.B, add func(*Observation, time.Time) error, obs []Observation, i int64) {
 	o := &obs[i%int64(len(obs))]
 	now := t0.Add(time.Duration(i) * benchStep)
 	o.Time = now
-	if err := w.Add(o, now); err != nil {
+	if err := add(o, now); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -55,6 +55,18 @@ func benchAdd(b *testing.B, w *Windows, obs []Observation, i int64) {
 // benchmark's thread per Add, which stays meaningful on a busy machine.
 func BenchmarkAdd(b *testing.B) {
 	w, obs := benchWindows(b)
+	benchOneThread(b, w.Add, obs)
+}
+
+// BenchmarkWriterAdd is BenchmarkAdd through a Writer, as each ingest
+// goroutine adds: one staged cell per observation instead of one per
+// window, merged into the rings once per bucket.
+func BenchmarkWriterAdd(b *testing.B) {
+	w, obs := benchWindows(b)
+	benchOneThread(b, w.NewWriter().Add, obs)
+}
+
+func benchOneThread(b *testing.B, add func(*Observation, time.Time) error, obs []Observation) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	b.ReportAllocs()
@@ -62,7 +74,7 @@ func BenchmarkAdd(b *testing.B) {
 	cpu0, ok := threadCPU()
 	n := 0
 	for b.Loop() {
-		benchAdd(b, w, obs, bench.i.Add(1))
+		benchAdd(b, add, obs, bench.i.Add(1))
 		n++
 	}
 	if cpu1, ok1 := threadCPU(); ok && ok1 && n > 0 {
@@ -75,11 +87,17 @@ func BenchmarkAdd(b *testing.B) {
 // goroutine descheduled for long may find its event late: those are
 // reported as late/op, not failed.
 func BenchmarkAddParallel(b *testing.B) {
-	w, obs := benchWindows(b)
+	w, _ := benchWindows(b)
+	benchParallel(b, func() func(*Observation, time.Time) error { return w.Add })
+}
+
+func benchParallel(b *testing.B, adder func() func(*Observation, time.Time) error) {
+	_, obs := benchWindows(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var late, total atomic.Int64
 	b.RunParallel(func(pb *testing.PB) {
+		add := adder()
 		var o Observation
 		for pb.Next() {
 			i := bench.i.Add(1)
@@ -87,7 +105,7 @@ func BenchmarkAddParallel(b *testing.B) {
 			now := t0.Add(time.Duration(i) * benchStep)
 			o.Time = now
 			total.Add(1)
-			if err := w.Add(&o, now); errors.Is(err, ErrLate) {
+			if err := add(&o, now); errors.Is(err, ErrLate) {
 				late.Add(1)
 			} else if err != nil {
 				b.Error(err)
@@ -117,58 +135,9 @@ func BenchmarkSnapshot(b *testing.B) {
 	}
 }
 
-// BenchmarkWriterAdd is BenchmarkAdd through a Writer, as each ingest
-// goroutine adds: one staged cell per observation instead of one per
-// window, merged into the rings once per bucket.
-func BenchmarkWriterAdd(b *testing.B) {
-	w, obs := benchWindows(b)
-	wr := w.NewWriter()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0, ok := threadCPU()
-	n := 0
-	for b.Loop() {
-		i := bench.i.Add(1)
-		o := &obs[i%int64(len(obs))]
-		now := t0.Add(time.Duration(i) * benchStep)
-		o.Time = now
-		if err := wr.Add(o, now); err != nil {
-			b.Fatal(err)
-		}
-		n++
-	}
-	if cpu1, ok1 := threadCPU(); ok && ok1 && n > 0 {
-		b.ReportMetric(float64(cpu1-cpu0)/float64(n), "cpu-ns/op")
-	}
-}
-
 // BenchmarkWriterAddParallel is BenchmarkAddParallel with a Writer per
 // goroutine.
 func BenchmarkWriterAddParallel(b *testing.B) {
-	w, obs := benchWindows(b)
-	b.ReportAllocs()
-	b.ResetTimer()
-	var late, total atomic.Int64
-	b.RunParallel(func(pb *testing.PB) {
-		wr := w.NewWriter()
-		var o Observation
-		for pb.Next() {
-			i := bench.i.Add(1)
-			o = obs[i%int64(len(obs))]
-			now := t0.Add(time.Duration(i) * benchStep)
-			o.Time = now
-			total.Add(1)
-			if err := wr.Add(&o, now); errors.Is(err, ErrLate) {
-				late.Add(1)
-			} else if err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
-	if total.Load() > 0 {
-		b.ReportMetric(float64(late.Load())/float64(total.Load()), "late/op")
-	}
+	w, _ := benchWindows(b)
+	benchParallel(b, func() func(*Observation, time.Time) error { return w.NewWriter().Add })
 }

@@ -377,13 +377,19 @@ func (w *Windows) cellFor(r *ring, t int64, ti int) *cell {
 		}
 		s.epoch = b
 	}
-	for ti >= len(s.cells) {
-		s.cells = append(s.cells, nil)
+	return cellAt(&s.cells, ti, &w.layout)
+}
+
+// cellAt returns (*cells)[ti], growing the list and allocating the cell
+// when needed.
+func cellAt(cells *[]*cell, ti int, l *layout) *cell {
+	for ti >= len(*cells) {
+		*cells = append(*cells, nil)
 	}
-	c := s.cells[ti]
+	c := (*cells)[ti]
 	if c == nil {
-		c = newCell(&w.layout)
-		s.cells[ti] = c
+		c = newCell(l)
+		(*cells)[ti] = c
 	}
 	return c
 }
@@ -399,16 +405,22 @@ func eventTime(t, now time.Time) int64 {
 // event is dropped by the lateness rules, an error wrapping ErrInvalid when
 // o breaks its contract, and nil when o was recorded.
 func (w *Windows) Add(o *Observation, now time.Time) error {
-	if err := validate(o, len(w.ks)); err != nil {
-		return err
-	}
-	nowNS := now.UnixNano()
-	t := eventTime(o.Time, now)
-	mask, err := w.accept(t, nowNS)
+	t, nowNS, mask, err := w.admissible(o, now)
 	if err != nil {
 		return err
 	}
 	return w.add(w.getArm(o.Arm), o, t, nowNS, mask)
+}
+
+// admissible checks o and says at what time t (ns) which rings take it.
+func (w *Windows) admissible(o *Observation, now time.Time) (t, nowNS int64, mask uint64, err error) {
+	if err := validate(o, len(w.ks)); err != nil {
+		return 0, 0, 0, err
+	}
+	nowNS = now.UnixNano()
+	t = eventTime(o.Time, now)
+	mask, err = w.accept(t, nowNS)
+	return t, nowNS, mask, err
 }
 
 // add records o, whose time is t (ns), in the rings of mask of a, under a.mu.

@@ -797,35 +797,45 @@ func TestMemoryBounded(t *testing.T) {
 	t.Logf("λ entries %d, cells %d, heap %d KiB", st.LambdaEntries, st.Cells, ms.HeapAlloc>>10)
 }
 
+// TestAddDoesNotAllocate: in steady state neither Windows.Add nor a
+// Writer allocates.
 func TestAddDoesNotAllocate(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("long warm-up; the race detector allocates")
 	}
-	w := newWindows(t, Config{})
-	obs := realistic(4096, 3000, 5)
-	step := 20 * time.Millisecond
-	i := 0
-	add := func() {
-		o := &obs[i%len(obs)]
-		now := t0.Add(time.Duration(i) * step)
-		o.Time = now
-		if err := w.Add(o, now); err != nil {
-			t.Fatal(err)
-		}
-		i++
-	}
-	for i < 2*3600*50 { // two hours of event time: every slot has been used and rotated
-		add()
-	}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	const n = 200_000
-	for k := 0; k < n; k++ {
-		add()
-	}
-	runtime.ReadMemStats(&after)
-	if per := float64(after.Mallocs-before.Mallocs) / n; per > 0.01 {
-		t.Errorf("%.4f allocations per Add in steady state", per)
+	for _, through := range []string{"Windows.Add", "Writer.Add"} {
+		t.Run(through, func(t *testing.T) {
+			w := newWindows(t, Config{})
+			addFn := w.Add
+			if through == "Writer.Add" {
+				addFn = w.NewWriter().Add
+			}
+			obs := realistic(4096, 3000, 5)
+			step := 20 * time.Millisecond
+			i := 0
+			add := func() {
+				o := &obs[i%len(obs)]
+				now := t0.Add(time.Duration(i) * step)
+				o.Time = now
+				if err := addFn(o, now); err != nil {
+					t.Fatal(err)
+				}
+				i++
+			}
+			for i < 2*3600*50 { // two hours of event time: every slot has been used and rotated
+				add()
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			const n = 200_000
+			for k := 0; k < n; k++ {
+				add()
+			}
+			runtime.ReadMemStats(&after)
+			if per := float64(after.Mallocs-before.Mallocs) / n; per > 0.01 {
+				t.Errorf("%.4f allocations per Add in steady state", per)
+			}
+		})
 	}
 }
 

@@ -47,12 +47,7 @@ func (w *Windows) NewWriter() *Writer {
 // staged goes to the stage; any other takes Windows.Add's path.
 func (wr *Writer) Add(o *Observation, now time.Time) error {
 	w := wr.w
-	if err := validate(o, len(w.ks)); err != nil {
-		return err
-	}
-	nowNS := now.UnixNano()
-	t := eventTime(o.Time, now)
-	mask, err := w.accept(t, nowNS)
+	t, nowNS, mask, err := w.admissible(o, now)
 	if err != nil {
 		return err
 	}
@@ -74,7 +69,7 @@ func (wr *Writer) Add(o *Observation, now time.Time) error {
 		return ErrLate
 	}
 	st.epoch = b
-	st.cell(w, st.typeIndex(w, o.Type)).add(&w.layout, o, nil)
+	cellAt(&st.cells, st.typeIndex(w, o.Type), &w.layout).add(&w.layout, o, nil)
 	st.n++
 	a.advance(t, nowNS)
 	return nil
@@ -124,18 +119,6 @@ func (st *stage) typeIndex(w *Windows, name string) int {
 		st.fold[name] = true
 	}
 	return i
-}
-
-func (st *stage) cell(w *Windows, ti int) *cell {
-	for ti >= len(st.cells) {
-		st.cells = append(st.cells, nil)
-	}
-	c := st.cells[ti]
-	if c == nil {
-		c = newCell(&w.layout)
-		st.cells[ti] = c
-	}
-	return c
 }
 
 // flush merges st into its arm's rings and empties it. st.mu is held.

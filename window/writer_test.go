@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -182,38 +181,5 @@ func TestWriterConcurrent(t *testing.T) {
 	}
 	if got != want {
 		t.Errorf("answerable samples %d, want %d", got, want)
-	}
-}
-
-func TestWriterDoesNotAllocate(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("long warm-up; the race detector allocates")
-	}
-	w := newWindows(t, Config{})
-	wr := w.NewWriter()
-	obs := realistic(4096, 3000, 5)
-	step := 20 * time.Millisecond
-	i := 0
-	add := func() {
-		o := &obs[i%len(obs)]
-		now := t0.Add(time.Duration(i) * step)
-		o.Time = now
-		if err := wr.Add(o, now); err != nil {
-			t.Fatal(err)
-		}
-		i++
-	}
-	for i < 2*3600*50 { // two hours of event time: every slot has been used and rotated
-		add()
-	}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	const n = 200_000
-	for k := 0; k < n; k++ {
-		add()
-	}
-	runtime.ReadMemStats(&after)
-	if per := float64(after.Mallocs-before.Mallocs) / n; per > 0.01 {
-		t.Errorf("%.4f allocations per Add in steady state", per)
 	}
 }
