@@ -78,7 +78,7 @@ func TestSubscribeKinds(t *testing.T) {
 	s := streamtest.RunBasic(t)
 	nc := streamtest.Connect(t, s.ClientURL())
 	got := make(chan *Message, 16)
-	sub, err := Subscribe(nc, testSubjects, 1, 0, 0, func(m *Message) { got <- m })
+	sub, err := Subscribe(nc, testSubjects, 1, 0, 0, func(m *Message) { c := *m; got <- &c })
 	if err != nil {
 		t.Fatal(err)
 	}
