@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shadoweval/shadoweval/config"
@@ -41,41 +40,15 @@ const (
 // about 1.2 KB, with top-k texts, so triage runs too).
 var benchShapes = []string{"small", "compact", "full"}
 
-// shapeKeys are the members of a TraceSource event each shape keeps, in
-// order (aliases included: awkward events use them).
-var shapeKeys = map[string][]string{
-	"small":   {"qid", "q_id", "retrieved_ids", "answer_json", "lambda_state", "λ_state"},
-	"compact": {"qid", "q_id", "retrieved_ids", "answer_json", "delta_s", "ΔS", "delta_s_cited", "lambda_state", "λ_state"},
-	// Everything but event_id: the benchmark cycles through its events,
-	// and repeats of an event_id are counted as duplicates, not scored.
-	"full": {"qid", "q_id", "q", "query", "retrieved_ids", "answer_json", "topk", "delta_s", "ΔS", "delta_s_cited",
-		"lambda_state", "λ_state", "arm", "request_id", "paraphrase", "seed", "latency_ms", "index_hash"},
-}
-
-func shapeEvent(t testing.TB, full []byte, keys []string) []byte {
-	var m map[string]jsontext.Value
-	if err := json.Unmarshal(full, &m); err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for _, k := range keys {
-		v, ok := m[k]
-		if !ok {
-			continue
-		}
-		if b.Len() > 1 {
-			b.WriteByte(',')
-		}
-		b.WriteString(`"` + k + `":`)
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-// tsLayout is RFC 3339 with a fixed width, so ts can be patched in place.
-const tsLayout = "2006-01-02T15:04:05.000000000Z"
+// shapeKeys are gen.Shapes and "full": everything but event_id (the
+// benchmark cycles through its events, and repeats of an event_id are
+// counted as duplicates, not scored).
+var shapeKeys = func() map[string][]string {
+	m := maps.Clone(gen.Shapes)
+	m["full"] = []string{"qid", "q_id", "q", "query", "retrieved_ids", "answer_json", "topk", "delta_s", "ΔS", "delta_s_cited",
+		"lambda_state", "λ_state", "arm", "request_id", "paraphrase", "seed", "latency_ms", "index_hash"}
+	return m
+}()
 
 type benchMsg struct {
 	subject string
@@ -113,9 +86,12 @@ func benchApp(b *testing.B, shape string) (*App, []benchMsg) {
 		arm := opt.Arms[i%2]
 		ev := src.NextFor(arm)
 		if keys, ok := shapeKeys[shape]; ok {
-			ev = shapeEvent(b, ev, keys)
+			var err error
+			if ev, err = gen.Keep(ev, keys); err != nil {
+				b.Fatal(err)
+			}
 		}
-		data := append([]byte(`{"ts":"`+time.Now().UTC().Format(tsLayout)+`",`), ev[1:]...)
+		data := append([]byte(`{"ts":"`+time.Now().UTC().Format(gen.TSLayout)+`",`), ev[1:]...)
 		msgs[i] = benchMsg{subject: "rag.trace." + arm, data: data}
 	}
 	return a, msgs
@@ -152,7 +128,7 @@ func BenchmarkApply(b *testing.B) {
 				if n%256 == 0 {
 					// The publisher stamps ts; refresh it often enough
 					// that the lag stays realistic.
-					ts, tsAt = now.UTC().AppendFormat(ts[:0], tsLayout), now
+					ts, tsAt = now.UTC().AppendFormat(ts[:0], gen.TSLayout), now
 				}
 				copy(m.data[7:], ts)
 				_ = tsAt
@@ -222,7 +198,7 @@ func BenchmarkApplyParallel(b *testing.B) {
 			m := &mine[(n*7+w)%len(mine)]
 			now := time.Now()
 			if n%256 == 0 {
-				ts = now.UTC().AppendFormat(ts[:0], tsLayout)
+				ts = now.UTC().AppendFormat(ts[:0], gen.TSLayout)
 			}
 			copy(m.data[7:], ts)
 			a.handle(&stream.Message{Kind: stream.KindTrace, Subject: m.subject, Data: m.data, Received: now, Worker: w})

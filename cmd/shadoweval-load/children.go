@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
@@ -86,23 +84,14 @@ func waitParent() {
 
 // ---- events ----
 
-// The shapes keep these members of a TraceSource event (aliases included,
-// since awkward events use them). small is a seed 002 trace line plus λ
-// state (about 230 bytes with ts); compact adds ΔS, so every per-event
-// check but triage runs (about 300 bytes); full keeps the whole event
-// (top-k items with text, so triage runs too; about 1.2 KB).
-var shapeKeys = map[string][]string{
-	"small":   {"qid", "q_id", "retrieved_ids", "answer_json", "lambda_state", "λ_state"},
-	"compact": {"qid", "q_id", "retrieved_ids", "answer_json", "delta_s", "ΔS", "delta_s_cited", "lambda_state", "λ_state"},
-}
-
 type event struct {
 	subject string
 	body    []byte // the event without its opening brace; ts is prepended at send time
 }
 
 // makeEvents pre-generates n events from a TraceSource (no ts), arms in
-// turn, in the given shape.
+// turn, in the given shape: one of gen.Shapes, or "full" (the whole
+// event).
 func makeEvents(n int, shape string, seed uint64, items int, arms []string) ([]event, error) {
 	src := gen.NewTraceSource(genOptions(seed, items, arms))
 	out := make([]event, n)
@@ -110,12 +99,12 @@ func makeEvents(n int, shape string, seed uint64, items int, arms []string) ([]e
 		arm := arms[i%len(arms)]
 		ev := src.NextFor(arm)
 		if shape != "full" {
-			keys, ok := shapeKeys[shape]
+			keys, ok := gen.Shapes[shape]
 			if !ok {
 				return nil, fmt.Errorf("unknown shape %q (small, compact or full)", shape)
 			}
 			var err error
-			if ev, err = keep(ev, keys); err != nil {
+			if ev, err = gen.Keep(ev, keys); err != nil {
 				return nil, err
 			}
 		}
@@ -130,31 +119,6 @@ func makeEvents(n int, shape string, seed uint64, items int, arms []string) ([]e
 func genOptions(seed uint64, items int, arms []string) gen.Options {
 	return gen.Options{Seed: seed, Items: items, Awkward: 0.05, Arms: arms}
 }
-
-func keep(full []byte, keys []string) ([]byte, error) {
-	var m map[string]jsontext.Value
-	if err := jsonv2.Unmarshal(full, &m, jsontext.AllowDuplicateNames(true)); err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for _, k := range keys {
-		v, ok := m[k]
-		if !ok {
-			continue
-		}
-		if b.Len() > 1 {
-			b.WriteByte(',')
-		}
-		b.WriteString(`"` + k + `":`)
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// tsLayout is RFC 3339 with a fixed width.
-const tsLayout = "2006-01-02T15:04:05.000000000Z"
 
 // ---- publish ----
 
@@ -207,7 +171,7 @@ func runPublish(args []string, stdout, stderr io.Writer) int {
 	defer nc.Close()
 	var size int64
 	for _, e := range evs {
-		size += int64(len(e.body)) + int64(len(`{"ts":"`+tsLayout+`",`))
+		size += int64(len(e.body)) + int64(len(`{"ts":"`+gen.TSLayout+`",`))
 	}
 	fmt.Fprintln(stdout, "ready")
 	if !waitGo() {
@@ -239,7 +203,7 @@ func publish(nc *nats.Conn, evs []event, n int64, rate float64) (publishResult, 
 	var res publishResult
 	buf := make([]byte, 0, 4096)
 	var ts []byte
-	stamp := func(now time.Time) { ts = now.UTC().AppendFormat(ts[:0], tsLayout) }
+	stamp := func(now time.Time) { ts = now.UTC().AppendFormat(ts[:0], gen.TSLayout) }
 	send := func(i int64) error {
 		e := &evs[i%int64(len(evs))]
 		buf = append(append(append(append(buf[:0], `{"ts":"`...), ts...), `",`...), e.body...)
