@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// The load tool starts its children (server, publisher, sink) as
+// `os.Executable() <child> ...`: under test that is this test binary, so
+// it must run them as the tool would.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "server", "publish", "sink":
+			os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// sidecarBinary builds cmd/shadoweval, which the tool runs as the sidecar.
+func sidecarBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "shadoweval")
+	cmd := exec.Command("go", "build", "-o", bin, "../shadoweval")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// A whole small benchmark run: real server, publisher, plain subscriber
+// and sidecar processes. What it must show: the raw and the sidecar's
+// rates measured, every event counted (loss 0), and the table.
+func TestBenchSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes and sends 20,000 messages twice")
+	}
+	bin := sidecarBinary(t)
+	var out, errs bytes.Buffer
+	code := run([]string{"--bin", bin, "--runs", "1", "--n", "20000", "--items", "200", "--pool", "4000",
+		"--sustain-probes", "1", "--sustain-time", "1s", "--lag-time", "1s", "--timeout", "3m"}, &out, &errs)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
+	}
+	row := regexp.MustCompile(`(?m)^1\s+(\d+)\s+(\d+)\s+([\d.]+)\s+(\d+)\s+([\d.]+)\s+(\d+)\s+(\d+)\s`).FindStringSubmatch(out.String())
+	if row == nil {
+		t.Fatalf("no row for run 1 in\n%s", out.String())
+	}
+	raw, _ := strconv.Atoi(row[1])
+	flood, _ := strconv.Atoi(row[4])
+	if raw <= 0 || flood <= 0 {
+		t.Errorf("raw %d msgs/s, flood %d events/s: want both measured\n%s", raw, flood, out.String())
+	}
+	if row[6] != "0" || row[7] != "0" {
+		t.Errorf("loss %s, dropped %s: want 0\n%s", row[6], row[7], out.String())
+	}
+	if !regexp.MustCompile(`outcomes \(run 1\) map\[scored:\d+`).MatchString(out.String()) {
+		t.Errorf("no scored outcomes in\n%s", out.String())
+	}
+}
+
+// A short soak with hostile messages: every message is counted, the
+// hostile ones rejected by reason.
+func TestSoakHostile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	bin := sidecarBinary(t)
+	var out, errs bytes.Buffer
+	code := run([]string{"--bin", bin, "--duration", "3s", "--rate", "4000", "--hostile", "0.05", "--sample", "1s",
+		"--items", "200", "--pool", "4000", "--timeout", "3m"}, &out, &errs)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
+	}
+	m := regexp.MustCompile(`sent (\d+) at .* sidecar counted (\d+): loss (-?\d+), NATS dropped (\d+)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no totals in\n%s", out.String())
+	}
+	if m[1] != "12000" || m[2] != m[1] || m[3] != "0" || m[4] != "0" {
+		t.Errorf("sent %s, counted %s, loss %s, dropped %s: want 12000 sent, all counted\n%s", m[1], m[2], m[3], m[4], out.String())
+	}
+	h := regexp.MustCompile(`hostile share 5.00%: (\d+) rejected \((.*)\)`).FindStringSubmatch(out.String())
+	if h == nil {
+		t.Fatalf("no hostile line in\n%s", out.String())
+	}
+	if n, _ := strconv.Atoi(h[1]); n < 300 || n > 900 {
+		t.Errorf("%d rejected of 12000 at a 5%% hostile share\n%s", n, out.String())
+	}
+	for _, reason := range []string{"invalid_json", "invalid_utf8", "missing_qid"} {
+		if !regexp.MustCompile(reason + ` [1-9]`).MatchString(h[2]) {
+			t.Errorf("no %s rejections in %q", reason, h[2])
+		}
+	}
+}
