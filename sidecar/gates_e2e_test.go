@@ -207,7 +207,7 @@ func TestGateCanaryPrecisionE2E(t *testing.T) {
 		fired.Value == nil || *fired.Value != badPrecision || fired.Samples != badSamples || !fired.StartsAt.Equal(tBad) {
 		t.Errorf("NATS alert %+v, want firing with value %v, samples %d, starts_at %v", fired, badPrecision, badSamples, tBad)
 	}
-	am := waitAMAlert(t, amBase, gateName, gateArm, func(a amAlert, ok bool) string {
+	am := waitAMAlert(t, amBase, gateName, gateArm, func(a testtools.AlertmanagerAlert, ok bool) string {
 		switch {
 		case !ok:
 			return "not listed"
@@ -259,14 +259,14 @@ func TestGateCanaryPrecisionE2E(t *testing.T) {
 	if m := nextVerdict("the pass verdict after resolving"); m.Verdict != gates.VerdictPass || !slices.Contains([]gates.State{gates.Resolved, gates.OK}, gateOf(m.Gates).State) {
 		t.Errorf("verdict message %+v, want pass with the gate resolved", m)
 	}
-	waitAMAlert(t, amBase, gateName, gateArm, func(a amAlert, ok bool) string {
+	waitAMAlert(t, amBase, gateName, gateArm, func(a testtools.AlertmanagerAlert, ok bool) string {
 		if ok {
 			return fmt.Sprintf("still listed, state %s, endsAt %v", a.Status.State, a.EndsAt)
 		}
 		return ""
 	})
 	for status, want := range map[string]float64{"firing": 1, "resolved": 1} {
-		if got := amMetric(t, amBase, "alertmanager_alerts_received_total", `status="`+status+`"`); got != want {
+		if got := testtools.AlertmanagerMetric(t, amBase, "alertmanager_alerts_received_total", `status="`+status+`"`); got != want {
 			t.Errorf("Alertmanager alertmanager_alerts_received_total{status=%q} = %v, want %v", status, got, want)
 		}
 	}
@@ -455,73 +455,19 @@ func startAlertmanager(t *testing.T) string {
 	return testtools.StartAlertmanager(t, "", testtools.AlertmanagerNullConfig)
 }
 
-// amAlert is an alert of Alertmanager's GET /api/v2/alerts.
-type amAlert struct {
-	Labels      map[string]string `json:"labels"`
-	Annotations map[string]string `json:"annotations"`
-	StartsAt    time.Time         `json:"startsAt"`
-	EndsAt      time.Time         `json:"endsAt"`
-	Status      struct {
-		State string `json:"state"`
-	} `json:"status"`
-}
-
 // waitAMAlert polls Alertmanager's alert list until cond, given the alert
 // of gate and arm (ok false when it is not listed), returns "".
-func waitAMAlert(t *testing.T, base, gate, arm string, cond func(a amAlert, ok bool) string) amAlert {
+func waitAMAlert(t *testing.T, base, gate, arm string, cond func(a testtools.AlertmanagerAlert, ok bool) string) testtools.AlertmanagerAlert {
 	t.Helper()
-	var found amAlert
+	var found testtools.AlertmanagerAlert
 	poll(t, fmt.Sprintf("alert %s/%s in Alertmanager", gate, arm), func() string {
-		resp, err := http.Get(base + "/api/v2/alerts")
+		list, err := testtools.AlertmanagerAlerts(base)
 		if err != nil {
 			return err.Error()
 		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil || resp.StatusCode != http.StatusOK {
-			return fmt.Sprintf("GET /api/v2/alerts: %s %v %s", resp.Status, err, body)
-		}
-		var list []amAlert
-		if err := json.Unmarshal(body, &list); err != nil {
-			t.Fatalf("GET /api/v2/alerts: %v\n%s", err, body)
-		}
-		var a amAlert
-		ok := false
-		for _, x := range list {
-			if x.Labels["gate"] == gate && x.Labels["arm"] == arm {
-				a, ok = x, true
-			}
-		}
+		a, ok := testtools.FindAlert(list, gate, arm)
 		found = a
 		return cond(a, ok)
 	})
 	return found
-}
-
-// amMetric is the sum of the samples of name whose label text holds all of
-// parts, from Alertmanager's /metrics.
-func amMetric(t *testing.T, base, name string, parts ...string) float64 {
-	t.Helper()
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	var sum float64
-lines:
-	for line := range strings.SplitSeq(string(body), "\n") {
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
-			continue
-		}
-		for _, p := range parts {
-			if !strings.Contains(line, p) {
-				continue lines
-			}
-		}
-		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
-			sum += v
-		}
-	}
-	return sum
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -53,74 +52,13 @@ receivers:
 `, capture))
 }
 
-// gettableAlert is an alert of Alertmanager's GET /api/v2/alerts.
-type gettableAlert struct {
-	Labels      map[string]string `json:"labels"`
-	Annotations map[string]string `json:"annotations"`
-	StartsAt    time.Time         `json:"startsAt"`
-	EndsAt      time.Time         `json:"endsAt"`
-	Status      struct {
-		State string `json:"state"`
-	} `json:"status"`
-	Receivers []struct {
-		Name string `json:"name"`
-	} `json:"receivers"`
-}
-
-func getAlerts(t *testing.T, base string) []gettableAlert {
+func getAlerts(t *testing.T, base string) []testtools.AlertmanagerAlert {
 	t.Helper()
-	resp, err := http.Get(base + "/api/v2/alerts")
+	list, err := testtools.AlertmanagerAlerts(base)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /api/v2/alerts: %s %v %s", resp.Status, err, body)
-	}
-	var list []gettableAlert
-	if err := json.Unmarshal(body, &list, json.RejectUnknownMembers(false)); err != nil {
-		t.Fatalf("GET /api/v2/alerts: %v\n%s", err, body)
 	}
 	return list
-}
-
-func findAlert(list []gettableAlert, gate, arm string) (gettableAlert, bool) {
-	for _, a := range list {
-		if a.Labels["gate"] == gate && a.Labels["arm"] == arm {
-			return a, true
-		}
-	}
-	return gettableAlert{}, false
-}
-
-// amMetric is the sum of the samples of name whose label text holds all
-// of parts, from Alertmanager's /metrics.
-func amMetric(t *testing.T, base, name string, parts ...string) float64 {
-	t.Helper()
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	var sum float64
-lines:
-	for _, line := range strings.Split(string(body), "\n") {
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
-			continue
-		}
-		for _, p := range parts {
-			if !strings.Contains(line, p) {
-				continue lines
-			}
-		}
-		var v float64
-		if _, err := fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v); err == nil {
-			sum += v
-		}
-	}
-	return sum
 }
 
 // TestRealAlertmanager sends a firing then a resolved alert through the
@@ -155,10 +93,10 @@ func TestRealAlertmanager(t *testing.T) {
 	d.Notify(firing)
 	d.Notify(bystander)
 
-	var got gettableAlert
+	var got testtools.AlertmanagerAlert
 	waitFor(t, waitLimit, "the firing alert active in Alertmanager", func() bool {
 		var ok bool
-		got, ok = findAlert(getAlerts(t, base), "precision_floor", "canary")
+		got, ok = testtools.FindAlert(getAlerts(t, base), "precision_floor", "canary")
 		return ok && got.Status.State == "active"
 	})
 	wantLabels := map[string]string{"alertname": "precision_floor", "gate": "precision_floor", "arm": "canary", "severity": "page", "metric": "precision"}
@@ -199,13 +137,13 @@ func TestRealAlertmanager(t *testing.T) {
 	// the bystander stays, and the notification of the capture receiver
 	// says resolved with our endsAt.
 	waitFor(t, waitLimit, "the alert resolved in Alertmanager", func() bool {
-		_, ok := findAlert(getAlerts(t, base), "precision_floor", "canary")
+		_, ok := testtools.FindAlert(getAlerts(t, base), "precision_floor", "canary")
 		return !ok
 	})
-	if a, ok := findAlert(getAlerts(t, base), "ship_chr", "live"); !ok || a.Status.State != "active" || len(a.Receivers) != 1 || a.Receivers[0].Name != "null" {
+	if a, ok := testtools.FindAlert(getAlerts(t, base), "ship_chr", "live"); !ok || a.Status.State != "active" || len(a.Receivers) != 1 || a.Receivers[0].Name != "null" {
 		t.Errorf("the bystander: %+v %v", a, ok)
 	}
-	if n := amMetric(t, base, "alertmanager_alerts_received_total", `status="resolved"`); n != 1 {
+	if n := testtools.AlertmanagerMetric(t, base, "alertmanager_alerts_received_total", `status="resolved"`); n != 1 {
 		t.Errorf("alertmanager_alerts_received_total{status=resolved} = %v, want 1", n)
 	}
 	waitFor(t, waitLimit, "the resolved notification", func() bool {
@@ -257,7 +195,7 @@ func TestRealAlertmanagerComesBack(t *testing.T) {
 	}
 	base := startAlertmanager(t, addr, "http://127.0.0.1:1/unused")
 	waitFor(t, waitLimit, "the alert in Alertmanager", func() bool {
-		_, ok := findAlert(getAlerts(t, base), "ship_precision", "canary")
+		_, ok := testtools.FindAlert(getAlerts(t, base), "ship_precision", "canary")
 		return ok
 	})
 	waitFor(t, waitLimit, "the send counted", func() bool { return notifications(t, reg, ReceiverAlertmanager, resultSent) == 1 })
