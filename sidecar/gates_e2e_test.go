@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -217,7 +218,7 @@ func TestGateCanaryPrecisionE2E(t *testing.T) {
 		return ""
 	})
 	wantLabels := map[string]string{"alertname": gateName, "gate": gateName, "arm": gateArm, "severity": "page", "metric": "precision"}
-	if !mapsEqual(am.Labels, wantLabels) {
+	if !maps.Equal(am.Labels, wantLabels) {
 		t.Errorf("Alertmanager labels %v, want %v", am.Labels, wantLabels)
 	}
 	for k, want := range map[string]string{
@@ -431,18 +432,6 @@ func receiveJSON(t testing.TB, ch <-chan *nats.Msg, what string, v any) {
 	case <-time.After(waitTimeout):
 		t.Fatalf("gave up after %v waiting for %s", waitTimeout, what)
 	}
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // ---- the real Alertmanager (as sidecar/alert's own tests run it) ----

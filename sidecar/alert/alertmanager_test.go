@@ -99,18 +99,7 @@ func TestRealAlertmanager(t *testing.T) {
 		got, ok = testtools.FindAlert(getAlerts(t, base), "precision_floor", "canary")
 		return ok && got.Status.State == "active"
 	})
-	wantLabels := map[string]string{"alertname": "precision_floor", "gate": "precision_floor", "arm": "canary", "severity": "page", "metric": "precision"}
-	if !equalMaps(got.Labels, wantLabels) {
-		t.Errorf("labels %v, want %v", got.Labels, wantLabels)
-	}
-	wantAnn := map[string]string{
-		"value": "0.7", "threshold": "0.8", "window": "5m", "samples": "250",
-		"summary":     "Gate precision_floor firing on arm canary",
-		"description": "precision over 5m is 0.7; the gate wants >= 0.8 (250 samples).",
-	}
-	if !equalMaps(got.Annotations, wantAnn) {
-		t.Errorf("annotations %v, want %v", got.Annotations, wantAnn)
-	}
+	checkFiringPrecisionFloor(t, got.Labels, got.Annotations)
 	if !got.StartsAt.Equal(firing.StartsAt) {
 		t.Errorf("startsAt %v, want %v", got.StartsAt, firing.StartsAt)
 	}

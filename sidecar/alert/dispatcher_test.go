@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -228,18 +229,7 @@ func TestAlertmanagerPayloadAndResend(t *testing.T) {
 			t.Fatalf("request %d: %d alerts", i, len(list))
 		}
 		p := list[0]
-		wantLabels := map[string]string{"alertname": "precision_floor", "gate": "precision_floor", "arm": "canary", "severity": "page", "metric": "precision"}
-		if !equalMaps(p.Labels, wantLabels) {
-			t.Errorf("labels %v, want %v", p.Labels, wantLabels)
-		}
-		wantAnn := map[string]string{
-			"value": "0.7", "threshold": "0.8", "window": "5m", "samples": "250",
-			"summary":     "Gate precision_floor firing on arm canary",
-			"description": "precision over 5m is 0.7; the gate wants >= 0.8 (250 samples).",
-		}
-		if !equalMaps(p.Annotations, wantAnn) {
-			t.Errorf("annotations %v, want %v", p.Annotations, wantAnn)
-		}
+		checkFiringPrecisionFloor(t, p.Labels, p.Annotations)
 		if !p.StartsAt.Equal(firing.StartsAt) || p.GeneratorURL != "http://sidecar:9464/" {
 			t.Errorf("startsAt %v generatorURL %q", p.StartsAt, p.GeneratorURL)
 		}
@@ -285,16 +275,23 @@ func TestAlertmanagerPayloadAndResend(t *testing.T) {
 	}
 }
 
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
+// checkFiringPrecisionFloor checks the labels and annotations that
+// testAlert("precision_floor", "canary", StatusFiring) is sent with, as
+// the Dispatcher posts them and as Alertmanager lists them.
+func checkFiringPrecisionFloor(t *testing.T, labels, annotations map[string]string) {
+	t.Helper()
+	wantLabels := map[string]string{"alertname": "precision_floor", "gate": "precision_floor", "arm": "canary", "severity": "page", "metric": "precision"}
+	if !maps.Equal(labels, wantLabels) {
+		t.Errorf("labels %v, want %v", labels, wantLabels)
 	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
+	wantAnn := map[string]string{
+		"value": "0.7", "threshold": "0.8", "window": "5m", "samples": "250",
+		"summary":     "Gate precision_floor firing on arm canary",
+		"description": "precision over 5m is 0.7; the gate wants >= 0.8 (250 samples).",
 	}
-	return true
+	if !maps.Equal(annotations, wantAnn) {
+		t.Errorf("annotations %v, want %v", annotations, wantAnn)
+	}
 }
 
 func TestWebhookBody(t *testing.T) {
