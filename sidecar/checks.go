@@ -27,7 +27,13 @@ const minSubstrLen = 5
 // NBSP and U+001C..U+001F are stripped, an inner NBSP is not a space.
 func IsRefusal(claim string) bool {
 	c := pycompat.Strip(claim)
-	if isASCII(c) {
+	return isStrippedRefusal(c, isASCII(c))
+}
+
+// isStrippedRefusal is IsRefusal of a claim already stripped, ascii
+// saying whether it is all ASCII.
+func isStrippedRefusal(c string, ascii bool) bool {
+	if ascii {
 		// Lowering ASCII is ASCII case folding; skip the copy.
 		return len(c) == len(RefusalToken) && strings.EqualFold(c, RefusalToken)
 	}
@@ -48,7 +54,7 @@ func IsRefusal(claim string) bool {
 // missing or null) is false.
 func Containment(claim string, substrs []string) bool {
 	set := prepareSubstrs(substrs)
-	return set.contains(claim)
+	return set.contains(claim, isASCII(claim))
 }
 
 // substrSet is a gold item's substring list as Containment reads it,
@@ -78,9 +84,9 @@ func prepareSubstrs(substrs []string) substrSet {
 	return set
 }
 
-// contains is Containment(claim, the list set was prepared from).
-func (set *substrSet) contains(claim string) bool {
-	asciiClaim := isASCII(claim)
+// contains is Containment(claim, the list set was prepared from);
+// asciiClaim says whether claim is all ASCII.
+func (set *substrSet) contains(claim string, asciiClaim bool) bool {
 	lowered, c := false, ""
 	for _, s := range set.subs {
 		if asciiClaim && s.ascii {

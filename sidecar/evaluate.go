@@ -72,8 +72,9 @@ func evaluate(e *stream.TraceEvent, item *GoldItem, hasAnswer bool, opt EvalOpti
 	o.HasAnswer = true
 	claim := pycompat.Strip(e.Answer.Claim)
 	cits := Citations{IDs: e.Answer.Citations, NotList: e.Answer.CitationsNotList}
-	o.Shipped = !IsRefusal(claim)
-	o.Contained = item.claimSubstr.contains(claim)
+	asciiClaim := isASCII(claim)
+	o.Shipped = !isStrippedRefusal(claim, asciiClaim)
+	o.Contained = item.claimSubstr.contains(claim, asciiClaim)
 	o.Hit = CitationHit(cits, gold, ids)
 	cited := e.Answer.Citations // nil when not a list
 	first := ""
@@ -215,18 +216,29 @@ func retrievalAtKs(gold, ids []string, ks []int, o *window.Observation) bool {
 		}
 	}
 	// The ranks needed to hold every gold id (-1: no gold ids; past the
-	// end: some gold id is not retrieved).
-	need, distinctGold := -1, 0
+	// end: some gold id is not retrieved). hit marks the first rank of
+	// each distinct gold id retrieved, so when there are as many marks as
+	// distinct gold ids, the highest is the rank needed.
+	distinctGold := 0
 	for i, id := range gold {
-		if slices.Contains(gold[:i], id) {
-			continue
+		dup := false
+		for j := 0; j < i; j++ {
+			if goldKeys[j] == goldKeys[i] && gold[j] == id {
+				dup = true
+				break
+			}
 		}
-		distinctGold++
-		pos := slices.Index(ids, id)
-		if pos < 0 {
-			pos = len(ids)
+		if !dup {
+			distinctGold++
 		}
-		need = max(need, pos)
+	}
+	need := -1
+	switch {
+	case distinctGold == 0:
+	case bits.OnesCount64(hit) == distinctGold:
+		need = 63 - bits.LeadingZeros64(hit)
+	default:
+		need = len(ids)
 	}
 	for i, k := range ks {
 		n := len(TopK(ids, k))
@@ -249,12 +261,16 @@ func retrievalAtKs(gold, ids []string, ks []int, o *window.Observation) bool {
 }
 
 // idKey packs an id's length and up to 16 of its bytes (the first and last
-// 8) into a word: equal ids have equal keys, and short distinct ones
-// differ.
+// 8, or 4 for ids of 4 to 7 bytes) into a word: equal ids have equal keys,
+// and distinct ones almost never do.
 func idKey(s string) uint64 {
 	n := len(s)
-	if n >= 8 {
+	switch {
+	case n >= 8:
 		return binary.LittleEndian.Uint64([]byte(s[:8])) ^ bits.RotateLeft64(binary.LittleEndian.Uint64([]byte(s[n-8:])), 29) ^ uint64(n)*0x9E3779B97F4A7C15
+	case n >= 4:
+		// Two loads that overlap cover every byte.
+		return uint64(binary.LittleEndian.Uint32([]byte(s[:4]))) | uint64(binary.LittleEndian.Uint32([]byte(s[n-4:])))<<32 ^ uint64(n)*0x9E3779B97F4A7C15
 	}
 	var k uint64
 	for i := 0; i < n; i++ {

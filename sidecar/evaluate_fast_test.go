@@ -15,10 +15,11 @@ import (
 
 func TestRetrievalAtKsMatchesPerK(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	// The last two have the same idKey (length, first and last 8 bytes):
-	// only the string comparison tells them apart.
-	pool := []string{"a", "b", "c", "d", "e", "f", "g", "h", "sec-0001.aaaa.para-01", "sec-0001.bbbb.para-01"}
-	if idKey(pool[8]) != idKey(pool[9]) {
+	// Ids of every key path (under 4, 4 to 7 and 8 or more bytes). The
+	// last two have the same idKey (length, first and last 8 bytes): only
+	// the string comparison tells them apart.
+	pool := []string{"a", "b", "c", "d", "e", "p81#5", "p18#5", "p81#50", "abcdefg", "sec-0001.aaaa.para-01", "sec-0001.bbbb.para-01"}
+	if idKey(pool[9]) != idKey(pool[10]) {
 		t.Fatal("the colliding ids do not collide")
 	}
 	list := func(max int) []string {

@@ -37,6 +37,19 @@ func TestLower(t *testing.T) {
 	}
 }
 
+// FuzzStrip: Strip's shortcut for claims that start and end with ASCII
+// other than white space gives what trimming by IsSpace does.
+func FuzzStrip(f *testing.F) {
+	for _, s := range []string{"", "x", " x ", "\x1cx", "x\x1f", "\u00a0x", "x\u3000", "\x7f", "a\u0085", "\xffx"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := Strip(s), strings.TrimFunc(s, IsSpace); got != want {
+			t.Errorf("Strip(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
+
 func TestStripAndSpace(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"  x  ", "x"},
@@ -45,6 +58,10 @@ func TestStripAndSpace(t *testing.T) {
 		{"\u200bx", "\u200bx"}, // zero-width space is not white space in Python
 		{"\v\fx\r\n", "x"},
 		{"", ""},
+		{"x", "x"},
+		{"\x7fx\x7f", "\x7fx\x7f"}, // DEL is not white space
+		{"x\u0085", "x"},           // NEL is, past ASCII
+		{"!not in context~", "!not in context~"},
 	}
 	for _, tt := range tests {
 		if got := Strip(tt.in); got != tt.want {

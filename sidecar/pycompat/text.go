@@ -26,6 +26,11 @@ func IsSpace(r rune) bool {
 
 // Strip is Python's str.strip() with no arguments.
 func Strip(s string) string {
+	// The usual claim starts and ends with ASCII that is not a space: it
+	// is its own strip, found without decoding runes.
+	if n := len(s); n > 0 && s[0] > ' ' && s[0] < utf8.RuneSelf && s[n-1] > ' ' && s[n-1] < utf8.RuneSelf {
+		return s
+	}
 	return strings.TrimFunc(s, IsSpace)
 }
 
