@@ -34,11 +34,21 @@ import (
 // With sc, the event's lists and citation offsets are sc's memory, reused
 // by the next call, and the qid is not copied (DecodeTraceReuse).
 func decodeTraceFast(line []byte, shared bool, sc *TraceScratch) (e TraceEvent, ok bool) {
-	// Lists are read into scratch space on the stack, then copied into one
-	// slice of strings and one of numbers for the whole event.
-	var strBuf [48]string
-	var numBuf [32]float64
-	strs, nums := strBuf[:0], numBuf[:0]
+	// Lists are read into one slice of strings and one of numbers for the
+	// whole event: sc's, reused, or new ones the event keeps. (Reading them
+	// on the stack and copying them out cost the copy, its write barriers
+	// and the zeroing of the stack buffers on every event.)
+	var strs []string
+	var nums []float64
+	if sc != nil {
+		if sc.strs == nil {
+			// Non-nil even when empty: a set, empty list is [], not nil.
+			sc.strs, sc.nums = make([]string, 0, 16), make([]float64, 0, 16)
+		}
+		strs, nums = sc.strs[:0], sc.nums[:0]
+	} else {
+		strs, nums = make([]string, 0, 16), make([]float64, 0, 16)
+	}
 	p := fastParser{b: line, sc: sc}
 	if shared && len(line) > 0 {
 		p.s = unsafe.String(&line[0], len(line))
@@ -170,22 +180,11 @@ func decodeTraceFast(line []byte, shared bool, sc *TraceScratch) (e TraceEvent, 
 	}
 
 	// What decodeTraceReflect does with the wire values, failing where it
-	// fails.
-	var allStrs []string
-	var allNums []float64
+	// fails. The numbers get two more (ΔS cited, latency) without growing:
+	// the event points at them.
+	allStrs, allNums := strs, slices.Grow(nums, 2)
 	if sc != nil {
-		// The numbers get two more (ΔS cited, latency) without growing:
-		// the event points at them.
-		if sc.strs == nil {
-			// Non-nil even when empty: a set, empty list is [], not nil.
-			sc.strs, sc.nums = make([]string, 0, 16), make([]float64, 0, 16)
-		}
-		allStrs = append(sc.strs[:0], strs...)
-		allNums = append(slices.Grow(sc.nums[:0], len(nums)+2), nums...)
 		sc.strs, sc.nums = allStrs, allNums
-	} else {
-		allStrs = append(make([]string, 0, len(strs)), strs...)
-		allNums = append(make([]float64, 0, len(nums)+2), nums...)
 	}
 	e = TraceEvent{
 		EventID:      eventID,
