@@ -260,9 +260,11 @@ func decodeTraceFast(line []byte, shared bool, sc *TraceScratch) (e TraceEvent, 
 	}
 	if haveAns {
 		e.HasAnswer = true
-		for _, off := range ans.offsets {
-			if off[0] < 0 || off[1] < off[0] {
-				return TraceEvent{}, false
+		if len(ans.offsets) > 0 { // most events have none: no map iterator
+			for _, off := range ans.offsets {
+				if off[0] < 0 || off[1] < off[0] {
+					return TraceEvent{}, false
+				}
 			}
 		}
 		e.Answer = Answer{CitationOffsets: ans.offsets, Citations: ans.citations.strings(allStrs), CitationsNotList: ans.notList}

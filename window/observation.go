@@ -109,14 +109,7 @@ func CitedSetHash(ids []string) uint64 {
 		offset = 14695981039346656037
 		prime  = 1099511628211
 	)
-	var buf [16]string
-	s := append(buf[:0], ids...)
-	slices.Sort(s)
-	h := uint64(offset)
-	for i, id := range s {
-		if i > 0 && id == s[i-1] {
-			continue
-		}
+	add := func(h uint64, id string) uint64 {
 		n := uint64(len(id))
 		for j := 0; j < 8; j++ {
 			h ^= n & 0xff
@@ -127,6 +120,35 @@ func CitedSetHash(ids []string) uint64 {
 			h ^= uint64(id[j])
 			h *= prime
 		}
+		return h
+	}
+	// Most answers cite one or two ids: no copy and no sort for those
+	// (this runs for every event).
+	switch len(ids) {
+	case 0:
+		return offset
+	case 1:
+		return add(offset, ids[0])
+	case 2:
+		a, b := ids[0], ids[1]
+		if b < a {
+			a, b = b, a
+		}
+		h := add(offset, a)
+		if b != a {
+			h = add(h, b)
+		}
+		return h
+	}
+	var buf [16]string
+	s := append(buf[:0], ids...)
+	slices.Sort(s)
+	h := uint64(offset)
+	for i, id := range s {
+		if i > 0 && id == s[i-1] {
+			continue
+		}
+		h = add(h, id)
 	}
 	return h
 }

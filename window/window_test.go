@@ -701,6 +701,14 @@ func TestCitedSetHash(t *testing.T) {
 			t.Errorf("%q collides", other)
 		}
 	}
+	// The short cuts for one and two ids hash as the general path does: a
+	// set is the same set whatever its size.
+	for _, set := range [][]string{{"p1#2"}, {"p1#2", "p1#2"}, {"p2#1", "p1#2"}, {"", "a"}, {"a", ""}, {""}} {
+		three := append(slices.Clone(set), set[0]) // a duplicate: the general path
+		if got, want := CitedSetHash(set), CitedSetHash(three); got != want {
+			t.Errorf("%q: %x, as %q %x", set, got, three, want)
+		}
+	}
 	ids := []string{"c", "a", "b", "a"}
 	if n := testing.AllocsPerRun(100, func() { _ = CitedSetHash(ids) }); n != 0 {
 		t.Errorf("CitedSetHash allocates %v", n)
