@@ -40,7 +40,7 @@ func evaluate(e *stream.TraceEvent, item *GoldItem, hasAnswer bool, opt EvalOpti
 	gold := item.citations
 	ids := rankedIDs(e)
 	*o = window.Observation{
-		Arm: e.Arm, Type: g.Type, QID: e.QID, Time: e.TS,
+		Arm: e.Arm, Type: g.Type, QID: e.QID, QIDKey: item.key, Time: e.TS,
 		Answerable:      g.Answerable,
 		HasRetrieval:    true,
 		PrecisionAtK:    o.PrecisionAtK[:0],

@@ -36,3 +36,12 @@ func (a *App) TraceHooks(m *stream.Message, e *stream.TraceEvent, o *window.Obse
 	a.tracing.scored(m, e, nil, window.Unlabeled)
 	a.tracing.rejected(m, e.Arm, ReasonBadEvent)
 }
+
+// GoldKey is the λ group key the store gave qid in the set in force (0:
+// none, or not in the set).
+func GoldKey(s *GoldStore, qid string) uint32 {
+	if it, ok := s.Lookup(qid); ok {
+		return it.key
+	}
+	return 0
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/window"
 )
 
 // GoldSet is one loaded, validated gold file: the items by qid.
@@ -83,6 +84,10 @@ type GoldStore struct {
 	path    string
 	current atomic.Pointer[GoldSet]
 	mu      sync.Mutex // serialises reloads
+	// keys numbers every qid any loaded set had, for the windows' λ groups
+	// (window.Observation.QIDKey): a qid keeps its number across reloads.
+	// Under mu.
+	keys map[string]uint32
 	// OnReload is called after every reload attempt with its outcome.
 	OnReload func(set *GoldSet, err error)
 }
@@ -102,6 +107,7 @@ type GoldItem struct {
 	stream.Gold
 	claimSubstr substrSet // GoldClaimSubstr as Containment reads it
 	citations   []string  // Gold.Citations(): the gold set G
+	key         uint32    // the qid's number in its store (0: none)
 }
 
 func newGoldItem(g stream.Gold) *GoldItem {
@@ -124,12 +130,31 @@ func (s *GoldStore) Reload() error {
 	defer s.mu.Unlock()
 	set, err := LoadGold(s.path)
 	if err == nil {
+		s.number(set)
 		s.current.Store(set)
 	}
 	if s.OnReload != nil {
 		s.OnReload(set, err)
 	}
 	return err
+}
+
+// number gives each item of set its qid's key, new qids the next ones.
+// The keys are never released: they are bounded by the distinct qids of
+// the gold files loaded, and a key reused for another qid would merge two
+// λ groups in a window that still holds the first. s.mu is held.
+func (s *GoldStore) number(set *GoldSet) {
+	if s.keys == nil {
+		s.keys = make(map[string]uint32, len(set.Items))
+	}
+	for qid, it := range set.Items {
+		k, ok := s.keys[qid]
+		if !ok && len(s.keys) < window.MaxQIDKey-1 {
+			k = uint32(len(s.keys)) + 1
+			s.keys[qid] = k
+		}
+		it.key = k // 0 past the bound: the windows number it
+	}
 }
 
 // Watch reloads the gold file whenever it changes (size, modification

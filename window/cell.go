@@ -55,9 +55,9 @@ func newLayout(nk int) layout {
 type cell struct {
 	cnt    []int64
 	sums   []fixedSum
-	cited  dist // ΔS cited of shipped answers
-	ret    dist // ΔS of retrieved items
-	lamIdx map[string]int32
+	cited  dist             // ΔS cited of shipped answers
+	ret    dist             // ΔS of retrieved items
+	lamIdx map[uint32]int32 // λ group key → index in lam
 	lam    []lamSum
 }
 
@@ -65,7 +65,7 @@ func newCell(l *layout) *cell {
 	return &cell{
 		cnt:    make([]int64, l.nCnt),
 		sums:   make([]fixedSum, l.nSums),
-		lamIdx: map[string]int32{},
+		lamIdx: map[uint32]int32{},
 	}
 }
 
@@ -115,19 +115,20 @@ func (c *cell) merge(o *cell, dists, lam bool) {
 	}
 	for j := range o.lam {
 		x := &o.lam[j]
-		k, ok := c.lamIdx[x.qid]
+		k, ok := c.lamIdx[x.key]
 		if !ok {
 			k = int32(len(c.lam))
-			c.lam = append(c.lam, lamSum{qid: x.qid})
-			c.lamIdx[x.qid] = k
+			c.lam = append(c.lam, lamSum{key: x.key})
+			c.lamIdx[x.key] = k
 		}
 		c.lam[k].merge(x)
 	}
 }
 
-// add records o. idx holds the sketch indexes of o's ΔS values (see
-// arm.sketchIndexes), or is nil when the cell must map them itself.
-func (c *cell) add(l *layout, o *Observation, idx []int) {
+// add records o, whose λ group key is key (Windows.lamKey). idx holds the
+// sketch indexes of o's ΔS values (see arm.sketchIndexes), or is nil when
+// the cell must map them itself.
+func (c *cell) add(l *layout, o *Observation, idx []int, key uint32) {
 	cnt := c.cnt
 	if o.HasAnswer {
 		if o.Answerable {
@@ -207,16 +208,19 @@ func (c *cell) add(l *layout, o *Observation, idx []int) {
 			c.ret.addIndex(mapIndex(v), v)
 		}
 	}
-	if o.HasAnswer || o.Lambda.State != LambdaNone {
-		j, ok := c.lamIdx[o.QID]
+	if inLambda(o) {
+		j, ok := c.lamIdx[key]
 		if !ok {
 			j = int32(len(c.lam))
-			c.lam = append(c.lam, lamSum{qid: o.QID})
-			c.lamIdx[o.QID] = j
+			c.lam = append(c.lam, lamSum{key: key})
+			c.lamIdx[key] = j
 		}
 		c.lam[j].add(o.Lambda)
 	}
 }
+
+// inLambda says whether o counts in its qid's λ group.
+func inLambda(o *Observation) bool { return o.HasAnswer || o.Lambda.State != LambdaNone }
 
 // dist is a bucket's share of a ΔS distribution: a DDSketch positive store
 // (the mapping is shared by all), the values counted as 0, and the exact
@@ -279,14 +283,14 @@ func (d *dist) merge(o *dist) {
 // lamSum is the mergeable summary of the runs of one qid: enough to apply
 // the rule of sidecar.LambdaGroup to the union of several summaries.
 type lamSum struct {
-	qid      string
+	key      uint32 // the qid's (Windows.lamKey)
+	mixed    bool   // not all runs cite the set hashed in cited
 	runs     int64
 	stated   int64 // runs with a λ state
 	notArrow int64 // stated runs whose state is not →
 	back     int64 // runs in state ←
 	refused  int64 // runs whose claim is a refusal
 	cited    uint64
-	mixed    bool // not all runs cite the set hashed in cited
 }
 
 func (s *lamSum) add(r LambdaRun) {
@@ -315,9 +319,9 @@ func (s *lamSum) merge(o *lamSum) {
 		return
 	}
 	if s.runs == 0 {
-		qid := s.qid
+		key := s.key
 		*s = *o
-		s.qid = qid
+		s.key = key
 		return
 	}
 	if o.mixed || o.cited != s.cited {

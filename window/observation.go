@@ -41,10 +41,16 @@ type LambdaRun struct {
 
 // Observation is one scored event, as the sidecar computed it.
 type Observation struct {
-	Arm  string    // "" = DefaultArm
-	Type string    // gold content type; "" = DefaultType
-	QID  string    // λ group key
-	Time time.Time // event time; zero = now
+	Arm  string // "" = DefaultArm
+	Type string // gold content type; "" = DefaultType
+	QID  string // λ group key
+	// QIDKey, when not 0, stands for QID in the λ groups: a caller that
+	// numbers its qids (one key per qid for the life of the Windows, below
+	// MaxQIDKey) spares each event the hashing of its qid, and the windows
+	// then hold no strings for the collector to scan. 0: the Windows number
+	// QID themselves.
+	QIDKey uint32
+	Time   time.Time // event time; zero = now
 
 	HasAnswer  bool // answer side present (false for a retrieval-only half)
 	Answerable bool // gold A (false = U)
@@ -155,6 +161,9 @@ func CitedSetHash(ids []string) uint64 {
 
 // validate checks o against the configured number of cut-offs.
 func validate(o *Observation, nk int) error {
+	if o.QIDKey >= MaxQIDKey {
+		return invalidf("QIDKey %d: want below %d", o.QIDKey, MaxQIDKey)
+	}
 	if o.HasRetrieval && len(o.PrecisionAtK) != nk {
 		return invalidf("PrecisionAtK has %d values, want %d", len(o.PrecisionAtK), nk)
 	}

@@ -89,7 +89,7 @@ func (w *Windows) collect(a *arm, ri int, contentType string, now time.Time, g *
 			}
 			hint = max(hint, n)
 		}
-		g.lamIdx = make(map[string]int32, hint)
+		g.lamIdx = make(map[uint32]int32, hint)
 		g.lam = make([]lamSum, 0, hint)
 	}
 	for i := range r.slots {

@@ -78,6 +78,32 @@ type Windows struct {
 	arms        atomic.Pointer[armTable]
 	foldedArms  atomic.Uint64
 	foldedTypes atomic.Uint64
+
+	qidMu   sync.Mutex
+	qidKeys map[string]uint32 // λ group keys of the qids of observations without QIDKey
+}
+
+// MaxQIDKey bounds Observation.QIDKey: the keys from it up are the ones
+// the Windows give qids themselves.
+const MaxQIDKey = 1 << 31
+
+// lamKey is the λ group key of o: its QIDKey, or one the Windows keep for
+// its QID (never released: a caller with unbounded qids numbers them).
+func (w *Windows) lamKey(o *Observation) uint32 {
+	if o.QIDKey != 0 || !inLambda(o) {
+		return o.QIDKey
+	}
+	w.qidMu.Lock()
+	defer w.qidMu.Unlock()
+	k, ok := w.qidKeys[o.QID]
+	if !ok {
+		if w.qidKeys == nil {
+			w.qidKeys = map[string]uint32{}
+		}
+		k = MaxQIDKey + uint32(len(w.qidKeys))
+		w.qidKeys[o.QID] = k
+	}
+	return k
 }
 
 // armTable is replaced, never modified, so Add reads it without a lock.
@@ -432,6 +458,7 @@ func (w *Windows) add(a *arm, o *Observation, t, nowNS int64, mask uint64) error
 	}
 	ti := w.typeIndex(a, o.Type)
 	idx := a.sketchIndexes(w, o)
+	key := w.lamKey(o)
 	recorded := false
 	for i := range a.rings {
 		if mask&(1<<i) == 0 {
@@ -441,7 +468,7 @@ func (w *Windows) add(a *arm, o *Observation, t, nowNS int64, mask uint64) error
 		if c == nil {
 			continue
 		}
-		c.add(&w.layout, o, idx)
+		c.add(&w.layout, o, idx, key)
 		recorded = true
 	}
 	if !recorded {

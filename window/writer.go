@@ -56,6 +56,7 @@ func (wr *Writer) Add(o *Observation, now time.Time) error {
 		return w.add(a, o, t, nowNS, mask)
 	}
 	st := wr.stage(a)
+	key := w.lamKey(o)
 	b := floorDiv(t, w.stageRes)
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -69,7 +70,7 @@ func (wr *Writer) Add(o *Observation, now time.Time) error {
 		return ErrLate
 	}
 	st.epoch = b
-	cellAt(&st.cells, st.typeIndex(w, o.Type), &w.layout).add(&w.layout, o, nil)
+	cellAt(&st.cells, st.typeIndex(w, o.Type), &w.layout).add(&w.layout, o, nil, key)
 	st.n++
 	a.advance(t, nowNS)
 	return nil

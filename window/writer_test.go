@@ -90,6 +90,7 @@ func TestWriterMatchesAdd(t *testing.T) {
 				writers := []*Writer{got.NewWriter(), got.NewWriter(), got.NewWriter()}
 				r := rand.New(rand.NewPCG(seed, 21))
 				obs := realistic(6000, 40, seed)
+				keys := map[string]uint32{}
 				arms := []string{"live", "canary", "shadow", ""}
 				now := t0
 				for i := range obs {
@@ -111,7 +112,13 @@ func TestWriterMatchesAdd(t *testing.T) {
 					default:
 						o.Time = time.Time{} // no ts: now
 					}
+					// ref numbers the qids itself; got, for even seeds, is
+					// given keys by the caller, in an order of its own.
+					o.QIDKey = 0
 					want := errClass(ref.Add(o, now))
+					if seed%2 == 0 {
+						o.QIDKey = callerKey(keys, o.QID)
+					}
 					have := errClass(writers[i%len(writers)].Add(o, now))
 					if have != want {
 						t.Fatalf("seed %d, event %d (t %v, now %v): writer %s, Add %s", seed, i, o.Time, now, have, want)
@@ -129,6 +136,33 @@ func TestWriterMatchesAdd(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// callerKey numbers qids as a caller of Observation.QIDKey would: one key
+// per qid, here counting down from an arbitrary start.
+func callerKey(keys map[string]uint32, qid string) uint32 {
+	k, ok := keys[qid]
+	if !ok {
+		k = 1_000_000 - uint32(len(keys))
+		keys[qid] = k
+	}
+	return k
+}
+
+// TestQIDKeyBound: keys from MaxQIDKey up are the windows' own.
+func TestQIDKeyBound(t *testing.T) {
+	w := newWindows(t, Config{})
+	o := realistic(1, 1, 1)[0]
+	o.Time = t0
+	for key, want := range map[uint32]string{1: "ok", MaxQIDKey - 1: "ok", MaxQIDKey: "invalid", math.MaxUint32: "invalid"} {
+		o.QIDKey = key
+		if got := errClass(w.Add(&o, t0)); got != want {
+			t.Errorf("QIDKey %d: %s, want %s", key, got, want)
+		}
+		if got := errClass(w.NewWriter().Add(&o, t0)); got != want {
+			t.Errorf("QIDKey %d through a Writer: %s, want %s", key, got, want)
+		}
 	}
 }
 
