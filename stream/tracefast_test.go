@@ -97,6 +97,9 @@ var fastTraceCases = []string{
 	`{"qid":"A"} {}`, `{"qid":"A"`, `{"qid":"A",}`, `{"qid" "A"}`, `{"qid":"A"}x`, `[]`, `null`, ``, `"x"`, `{"qid":"A","x":tru}`, `{"qid":"A","x":[1,]}`,
 	`{"qid":"A","x":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`,
 	`{"qid":"A","x":"\u0041","y":"\x"}`, `{"qid":"A","x":"a\tb"}`,
+	// Member names: the quick scan and its fallback to the general one.
+	`{"qid":"A","ΔS":[0.5],"λ_state":"→"}`, `{"q\u0069d":"A"}`, `{"q\"id":"A"}`, `{"qid"  :  "A" ,  "arm" :"x"}`,
+	`{"qid":"A","x` + "\x01" + `y":1}`, `{"qid":"A","xé":1}`, `{"qid":"A","x` + "\xff" + `":1}`, `{"qid":"A","arm`, `{"qid":"A",arm:"x"}`, `{"":"A","qid":"B"}`,
 }
 
 func TestDecodeTraceFastCases(t *testing.T) {
