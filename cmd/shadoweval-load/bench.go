@@ -46,6 +46,7 @@ type benchOpts struct {
 	sustainProbes          int
 	sustainLag             time.Duration
 	sustainWarmup          time.Duration
+	probeRaw               bool
 }
 
 func runBench(args []string, stdout, stderr io.Writer) int {
@@ -64,6 +65,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.sustainProbes, "sustain-probes", 7, "fixed rates tried (bisection between 0 and the publisher's top rate) to find the highest the sidecar keeps up with (0: skip)")
 	fs.DurationVar(&o.sustainTime, "sustain-time", 10*time.Second, "how long each sustained-rate probe sends")
 	fs.DurationVar(&o.sustainWarmup, "sustain-warmup", 0, "each probe first sends this long at its rate, outside the lag measured (a fresh sidecar's start)")
+	fs.BoolVar(&o.probeRaw, "probe-raw", true, "measure the raw NATS rate again right before each sustained-rate probe; a run's raw rate is then the median of all its raw measurements, so that it spans the same minutes as the probes")
 	fs.DurationVar(&o.sustainLag, "sustain-lag", 250*time.Millisecond, "a probe is kept up with when its p99 lag is at most this and nothing is lost")
 	fs.DurationVar(&o.duration, "duration", 0, "soak: send at --rate for this long and sample the sidecar's RSS")
 	fs.Float64Var(&o.rate, "rate", 0, "soak: messages per second")
@@ -233,7 +235,8 @@ func (o *benchOpts) startSidecar(tag string) (*child, string, error) {
 // ---- bench mode ----
 
 type runResult struct {
-	rawRate, pubRate      float64 // msgs/s: received by the sink; published
+	rawRate, pubRate      float64   // msgs/s: received by the sink (the median of raws); published
+	raws                  []float64 // every raw measurement of the run, in order
 	sinkCPUPerMsg         time.Duration
 	rawLoss               int64
 	sideRate              float64 // events/s counted by the sidecar
@@ -280,12 +283,26 @@ func (o *benchOpts) sustainPhase(run int, r *runResult) error {
 	lo, hi := 0.0, r.pubRate
 	rate := min(r.sideRate, hi) // the flood's drain rate: a first guess
 	for i := range o.sustainProbes {
+		// The host's speed drifts by a third within minutes here: a raw
+		// measurement beside each probe keeps the run's raw rate to the
+		// minutes its probes ran in.
+		raw := math.NaN()
+		if o.probeRaw {
+			var rr runResult
+			if err := o.rawPhase(fmt.Sprintf("%d-%d", run, i), &rr); err != nil {
+				return err
+			}
+			raw = rr.rawRate
+			r.rawLoss += rr.rawLoss
+			r.raws = append(r.raws, raw)
+			r.rawRate = median(r.raws)
+		}
 		p, err := o.probe(fmt.Sprintf("%d-sustain-%d", run, i), rate)
 		if err != nil {
 			return err
 		}
 		r.probes = append(r.probes, p)
-		fmt.Fprintf(o.stderr, "  probe %.0f/s: sent %.0f/s, p99 lag %s (%s with the warm-up), loss %d: %s\n", p.rate, p.sent, fmtLag(p.lag, p.lagInf), fmtLag(p.lagAll, p.lagAllInf), p.loss, map[bool]string{true: "kept up", false: "fell behind"}[p.ok])
+		fmt.Fprintf(o.stderr, "  probe %.0f/s (raw just before: %.0f msgs/s): sent %.0f/s, p99 lag %s (%s with the warm-up), loss %d: %s\n", p.rate, raw, p.sent, fmtLag(p.lag, p.lagInf), fmtLag(p.lagAll, p.lagAllInf), p.loss, map[bool]string{true: "kept up", false: "fell behind"}[p.ok])
 		if p.ok {
 			lo = rate
 			if rate > r.sustained {
@@ -352,7 +369,7 @@ func (o *benchOpts) bench() error {
 	var results []runResult
 	for i := 1; i <= o.runs; i++ {
 		var r runResult
-		if err := o.rawPhase(i, &r); err != nil {
+		if err := o.rawPhase(strconv.Itoa(i), &r); err != nil {
 			return fmt.Errorf("run %d, raw NATS: %w", i, err)
 		}
 		if err := o.sidecarPhase(i, &r); err != nil {
@@ -369,8 +386,8 @@ func (o *benchOpts) bench() error {
 	return nil
 }
 
-func (o *benchOpts) rawPhase(run int, r *runResult) error {
-	tag := "raw-" + strconv.Itoa(run)
+func (o *benchOpts) rawPhase(id string, r *runResult) error {
+	tag := "raw-" + id
 	sink, err := startChild("sink", filepath.Join(o.dir, "sink-"+tag+".log"), o.self, "sink", "--url", o.url, "--n", strconv.FormatInt(o.n, 10), "--timeout", o.remaining().Round(time.Second).String())
 	if err != nil {
 		return err
@@ -405,6 +422,7 @@ func (o *benchOpts) rawPhase(run int, r *runResult) error {
 	}
 	r.rawLoss = o.n - sr.Received
 	r.rawRate = float64(sr.Received) / time.Duration(sr.Last-pr.Start).Seconds()
+	r.raws = append(r.raws, r.rawRate)
 	r.pubRate = float64(pr.Sent) / time.Duration(pr.End-pr.Start).Seconds()
 	return nil
 }
@@ -593,6 +611,16 @@ func (o *benchOpts) table(rs []runResult) {
 		median(col(func(r runResult) float64 { return us(r.sinkCPUPerMsg) })))
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "raw msg/s     N / (last message counted by the plain subscriber - first publish); the publisher alone sent %.0f msg/s (median)\n", median(col(func(r runResult) float64 { return r.pubRate })))
+	if o.probeRaw && o.sustainProbes > 0 {
+		fmt.Fprintf(w, "              measured before the flood and again before each sustained probe; the run's raw is their median, for both ratios\n")
+		for i, r := range rs {
+			var xs []string
+			for _, x := range r.raws {
+				xs = append(xs, fmt.Sprintf("%.0fk", x/1000))
+			}
+			fmt.Fprintf(w, "              run %d: %s\n", i+1, strings.Join(xs, ", "))
+		}
+	}
 	fmt.Fprintf(w, "sustained/s   the highest fixed rate the sidecar kept up with: all counted, p99 lag <= %v over %v; %d rates tried by bisection, each on a fresh sidecar\n", o.sustainLag, o.sustainTime, o.sustainProbes)
 	for i, r := range rs {
 		var ps []string

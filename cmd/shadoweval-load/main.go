@@ -3,7 +3,9 @@
 // events from a separate publisher process and reports, for the same
 // messages in the same run,
 //
-//   - the raw NATS rate: a plain subscriber process that only counts;
+//   - the raw NATS rate: a plain subscriber process that only counts,
+//     measured before the flood and again right before each sustained-rate
+//     probe (the run's raw rate is their median, --probe-raw);
 //   - the sidecar's sustained events/s (from its own counters), loss, NATS
 //     slow-consumer drops, p99 event-to-window lag and peak RSS.
 //

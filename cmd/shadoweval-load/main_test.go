@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,6 +61,14 @@ func TestBenchSmall(t *testing.T) {
 	if row[6] != "0" || row[7] != "0" {
 		t.Errorf("loss %s, dropped %s: want 0\n%s", row[6], row[7], out.String())
 	}
+	// The raw rate was measured twice (before the flood and before the
+	// one probe) and the table gives their median.
+	raws := regexp.MustCompile(`(?m)^\s+run 1: (\d+)k, (\d+)k$`).FindStringSubmatch(out.String())
+	if raws == nil {
+		t.Errorf("no two raw measurements for run 1 in\n%s", out.String())
+	} else if r1, r2 := atoi(t, raws[1]), atoi(t, raws[2]); r1 <= 0 || r2 <= 0 || math.Abs(float64(raw)/1000-float64(r1+r2)/2) > 1 {
+		t.Errorf("raw %d msgs/s, want the median of %dk and %dk\n%s", raw, r1, r2, out.String())
+	}
 	if !regexp.MustCompile(`outcomes \(run 1\) map\[scored:\d+`).MatchString(out.String()) {
 		t.Errorf("no scored outcomes in\n%s", out.String())
 	}
@@ -97,4 +106,13 @@ func TestSoakHostile(t *testing.T) {
 			t.Errorf("no %s rejections in %q", reason, h[2])
 		}
 	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
