@@ -38,7 +38,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	opt.Out = stdout
 	opt.Logger = newLogger(stderr, *logLevel)
-	setMemoryLimit(opt.Logger)
+	setGC(opt.Logger)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
