@@ -208,11 +208,17 @@ func TestJoinTimeoutsOverflowAndRejects(t *testing.T) {
 
 	// 3. Overflow: a fourth pending half evicts the oldest, which counts
 	// as a join timeout and, being a retrieval half, is scored for
-	// retrieval. Halves on one subject are handled in order.
+	// retrieval. Each half is waited for before the next is sent: with
+	// nats.workers > 1 (one per CPU by default) the halves of one subject
+	// are handled by several goroutines in no fixed order, so "oldest"
+	// is only o1 once o1 is pending before o2 arrives.
 	before = sampleMap("j")
 	for i := 1; i <= 4; i++ {
 		h.publishJSON("rag.retrieval.j", event{QID: "A1", RequestID: fmt.Sprintf("o%d", i),
 			RetrievedIDs: []string{"p7#7", "p1#1"}, DeltaS: []float64{0.5, 0.4}})
+		if i < 4 {
+			h.waitPending(i)
+		}
 	}
 	rep = h.waitEvents("j", map[string]int64{"scored": 1, "join_timeout": 3})
 	h.waitPending(3)
