@@ -297,7 +297,7 @@ func parseUTC(s string) (time.Time, bool) {
 	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
 		return time.Time{}, false
 	}
-	if day > 28 && day > time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day() {
+	if day > 28 && day > daysIn(year, month) {
 		return time.Time{}, false
 	}
 	nsec := 0
@@ -313,7 +313,46 @@ func parseUTC(s string) (time.Time, bool) {
 			nsec *= 10
 		}
 	}
-	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
+	// time.Unix(…).UTC() is the Time time.Date(…, time.UTC) makes; the
+	// days are counted here because time.Date's general normalisation was
+	// most of this function's cost.
+	unix := daysSinceEpoch(year, month, day)*86400 + int64(hour*3600+minute*60+sec)
+	return time.Unix(unix, int64(nsec)).UTC(), true
+}
+
+// daysIn is the number of days of month in year (proleptic Gregorian).
+func daysIn(year, month int) int {
+	if month == 2 {
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	}
+	return 30 + (month+month/8)%2
+}
+
+// daysSinceEpoch is the day number of year-month-day from 1970-01-01
+// (proleptic Gregorian; H. Hinnant's days_from_civil).
+func daysSinceEpoch(year, month, day int) int64 {
+	y := int64(year)
+	if month <= 2 {
+		y--
+	}
+	era := y
+	if era < 0 {
+		era -= 399
+	}
+	era /= 400
+	yoe := y - era*400
+	m := int64(month)
+	if m > 2 {
+		m -= 3
+	} else {
+		m += 9
+	}
+	doy := (153*m+2)/5 + int64(day) - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
 }
 
 // validDotPath is checkDotPath without the error.

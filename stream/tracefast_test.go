@@ -2,10 +2,12 @@ package stream
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
 	"strconv"
+
 	"testing"
 	"time"
 
@@ -203,18 +205,36 @@ func BenchmarkDecodeTrace(b *testing.B) {
 }
 
 func TestParseUTC(t *testing.T) {
-	for _, s := range []string{
+	cases := []string{
 		"2025-08-27T12:30:22Z", "2025-08-27T12:30:22.1Z", "2025-08-27T12:30:22.123456789Z", "2025-08-27T12:30:22.1234567891Z",
 		"2025-08-27T12:30:22.Z", "2025-08-27T12:30:22,5Z", "2024-02-29T00:00:00Z", "2025-02-29T00:00:00Z", "2025-04-31T00:00:00Z",
 		"2025-12-31T23:59:59.999999999Z", "2025-13-01T00:00:00Z", "2025-00-01T00:00:00Z", "2025-01-00T00:00:00Z", "2025-01-01T24:00:00Z",
 		"2025-01-01T00:60:00Z", "2025-01-01T00:00:60Z", "0000-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "2025-01-01t00:00:00Z",
 		"2025-01-01T00:00:00z", "2025-01-01T00:00:00+00:00", "2025-1-01T00:00:00Z", "+025-01-01T00:00:00Z", "2025-01-01T00:00:0xZ",
 		"2025-01-01T00:00:00.-1Z", "2025-01-01T00:00:00.00000000Z", "1900-02-29T00:00:00Z", "2000-02-29T00:00:00Z",
-	} {
+		"1970-01-01T00:00:00Z", "1969-12-31T23:59:59.999999999Z", "0000-02-29T00:00:00Z", "0000-03-01T00:00:00Z",
+		"0001-02-28T00:00:00Z", "2100-02-29T00:00:00Z", "2400-02-29T12:00:00Z", "2025-06-31T00:00:00Z", "2025-07-31T00:00:00Z",
+	}
+	// Every day of the month and one past it, in years around the leap
+	// rules: these are the common form, which parseUTC must read whenever
+	// time.Parse does.
+	var common []string
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, year := range []int{0, 1, 4, 99, 100, 399, 400, 1600, 1900, 1969, 1970, 2000, 2023, 2024, 2100, 9999} {
+		for month := 1; month <= 12; month++ {
+			for day := 1; day <= 32; day++ {
+				common = append(common, fmt.Sprintf("%04d-%02d-%02dT%02d:%02d:%02d.%dZ", year, month, day, r.IntN(24), r.IntN(60), r.IntN(60), r.IntN(1000)))
+			}
+		}
+	}
+	for i, s := range append(cases, common...) {
 		want, err := time.Parse(time.RFC3339Nano, s)
 		got, ok := parseUTC(s)
 		if ok && (err != nil || !reflect.DeepEqual(got, want)) {
 			t.Errorf("parseUTC(%q) = %v, time.Parse = %v, %v", s, got, want, err)
+		}
+		if !ok && err == nil && i >= len(cases) {
+			t.Errorf("parseUTC(%q) declined a time time.Parse reads as %v", s, want)
 		}
 	}
 }
