@@ -47,6 +47,8 @@ type benchOpts struct {
 	sustainLag             time.Duration
 	sustainWarmup          time.Duration
 	probeRaw               bool
+	targetRatio            float64
+	trials                 int
 }
 
 func runBench(args []string, stdout, stderr io.Writer) int {
@@ -66,6 +68,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.sustainTime, "sustain-time", 10*time.Second, "how long each sustained-rate probe sends")
 	fs.DurationVar(&o.sustainWarmup, "sustain-warmup", 0, "each probe first sends this long at its rate, outside the lag measured (a fresh sidecar's start)")
 	fs.BoolVar(&o.probeRaw, "probe-raw", true, "measure the raw NATS rate again right before each sustained-rate probe; a run's raw rate is then the median of all its raw measurements, so that it spans the same minutes as the probes")
+	fs.IntVar(&o.trials, "trials", 0, "instead of runs: this many trials of the target itself, each the raw NATS rate measured and then one probe at --target-ratio times it on a fresh sidecar (kept up with as for --sustain-probes)")
+	fs.Float64Var(&o.targetRatio, "target-ratio", 0.5, "with --trials: the share of the raw rate each trial's probe sends")
 	fs.DurationVar(&o.sustainLag, "sustain-lag", 250*time.Millisecond, "a probe is kept up with when its p99 lag is at most this and nothing is lost")
 	fs.DurationVar(&o.duration, "duration", 0, "soak: send at --rate for this long and sample the sidecar's RSS")
 	fs.Float64Var(&o.rate, "rate", 0, "soak: messages per second")
@@ -85,6 +89,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	if o.duration > 0 && o.rate <= 0 {
 		fmt.Fprintln(stderr, "shadoweval-load: --duration needs --rate")
+		return 2
+	}
+	if o.trials < 0 || o.targetRatio <= 0 || o.targetRatio > 1 {
+		fmt.Fprintln(stderr, "shadoweval-load: --trials must not be negative and --target-ratio must be in (0, 1]")
 		return 2
 	}
 	if o.n <= 0 || o.runs <= 0 || o.items <= 0 || o.pool <= 0 {
@@ -141,6 +149,9 @@ func (o *benchOpts) main() error {
 	o.header()
 	if o.duration > 0 {
 		return o.soak()
+	}
+	if o.trials > 0 {
+		return o.targetTrials()
 	}
 	return o.bench()
 }
@@ -383,6 +394,40 @@ func (o *benchOpts) bench() error {
 			i, r.rawRate, r.sustained, r.sustained/r.rawRate, r.sideRate, r.sideRate/r.rawRate, r.loss, fmtLag(r.lagPaced, r.lagPacedInf), r.pacedRate, float64(r.hwmKB)/1024, loadAvg())
 	}
 	o.table(results)
+	return nil
+}
+
+// targetTrials tests the target directly: each trial measures the
+// raw NATS rate, then sends targetRatio times that rate for sustainTime to
+// a fresh sidecar and says whether it kept up, and measures the raw rate
+// again after, to show how far the host's speed moved meanwhile. The rate
+// of each probe follows the host's speed of that minute, where the
+// bisection of the runs tries absolute rates against a median raw rate.
+func (o *benchOpts) targetTrials() error {
+	fmt.Fprintf(o.stdout, "trials:  %d, each the raw NATS rate (%d messages flat out) and then %.2f of it for %v to a fresh sidecar (kept up: all counted, p99 lag <= %v); shape %s\n\n",
+		o.trials, o.n, o.targetRatio, o.sustainTime, o.sustainLag, o.shape)
+	fmt.Fprintf(o.stdout, "%-6s %10s %10s %10s %10s %10s %8s %-12s\n", "trial", "raw msg/s", "rate/s", "sent/s", "p99 lag", "raw after", "loss", "result")
+	kept := 0
+	for i := 1; i <= o.trials; i++ {
+		var before, after runResult
+		if err := o.rawPhase(fmt.Sprintf("t%d", i), &before); err != nil {
+			return fmt.Errorf("trial %d, raw NATS: %w", i, err)
+		}
+		p, err := o.probe(fmt.Sprintf("t%d-probe", i), math.Round(o.targetRatio*before.rawRate))
+		if err != nil {
+			return fmt.Errorf("trial %d, probe: %w", i, err)
+		}
+		if err := o.rawPhase(fmt.Sprintf("t%d-after", i), &after); err != nil {
+			return fmt.Errorf("trial %d, raw NATS after: %w", i, err)
+		}
+		result := "fell behind"
+		if p.ok {
+			kept++
+			result = "kept up"
+		}
+		fmt.Fprintf(o.stdout, "%-6d %10.0f %10.0f %10.0f %10s %10.0f %8d %-12s\n", i, before.rawRate, p.rate, p.sent, fmtLag(p.lag, p.lagInf), after.rawRate, p.loss+before.rawLoss+after.rawLoss, result)
+	}
+	fmt.Fprintf(o.stdout, "\nkept up with %.2f of the raw rate in %d of %d trials; load average at end %s\n", o.targetRatio, kept, o.trials, loadAvg())
 	return nil
 }
 

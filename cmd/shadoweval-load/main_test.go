@@ -74,6 +74,45 @@ func TestBenchSmall(t *testing.T) {
 	}
 }
 
+// Trials of the target itself: each line has the raw rate measured, a
+// probe at the given share of it and a verdict, and the summary counts
+// the verdicts. At a tenth of the raw rate a sidecar keeps up.
+func TestTargetTrials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	bin := sidecarBinary(t)
+	var out, errs bytes.Buffer
+	code := run([]string{"--bin", bin, "--trials", "2", "--target-ratio", "0.1", "--n", "20000", "--items", "200", "--pool", "4000",
+		"--sustain-time", "1s", "--timeout", "3m"}, &out, &errs)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
+	}
+	rows := regexp.MustCompile(`(?m)^(\d)\s+(\d+)\s+(\d+)\s+(\d+)\s+\S+( ms| µs| s)?\s+(\d+)\s+(\d+)\s+(kept up|fell behind)\s*$`).FindAllStringSubmatch(out.String(), -1)
+	if len(rows) != 2 {
+		t.Fatalf("want 2 trial rows in\n%s", out.String())
+	}
+	kept := 0
+	for _, r := range rows {
+		raw, rate := atoi(t, r[2]), atoi(t, r[3])
+		if raw <= 0 || math.Abs(float64(rate)-0.1*float64(raw)) > 1 {
+			t.Errorf("trial %s: rate %d for a raw rate of %d, want a tenth\n%s", r[1], rate, raw, out.String())
+		}
+		if r[7] != "0" {
+			t.Errorf("trial %s: loss %s\n%s", r[1], r[7], out.String())
+		}
+		if r[8] == "kept up" {
+			kept++
+		}
+	}
+	if want := "kept up with 0.10 of the raw rate in " + strconv.Itoa(kept) + " of 2 trials"; !bytes.Contains(out.Bytes(), []byte(want)) {
+		t.Errorf("no %q in\n%s", want, out.String())
+	}
+	if kept == 0 {
+		t.Errorf("kept up in no trial at a tenth of the raw rate\n%s", out.String())
+	}
+}
+
 // A short soak with hostile messages: every message is counted, the
 // hostile ones rejected by reason.
 func TestSoakHostile(t *testing.T) {
