@@ -77,7 +77,7 @@ type App struct {
 
 	embedded *stream.Embedded
 	nc       *nats.Conn
-	sub      *stream.Subscription
+	sub      *stream.CoreSubscription
 	pub      *stream.Publisher
 	ln       net.Listener
 	srv      *http.Server
@@ -87,6 +87,7 @@ type App struct {
 	historyEvery time.Duration
 
 	connected  atomic.Bool
+	ingestUp   atomic.Bool // the core subscription's own connection
 	subscribed atomic.Bool
 	stopping   atomic.Bool
 	cancel     context.CancelFunc
@@ -220,7 +221,7 @@ func (a *App) Start(ctx context.Context) error {
 		url = emb.ClientURL()
 		a.log.Info("no NATS URL configured: started an embedded NATS server with JetStream", "url", url, "store_dir", emb.StoreDir())
 	}
-	nc, err := stream.Connect(ctx, stream.ConnOptions{
+	connOpt := stream.ConnOptions{
 		URL: url, Name: "shadoweval",
 		User: a.cfg.NATS.User, Password: a.cfg.NATS.Password, Token: a.cfg.NATS.Token,
 		NKeySeedFile: a.cfg.NATS.NKeySeedFile, CredsFile: a.cfg.NATS.CredsFile,
@@ -242,7 +243,8 @@ func (a *App) Start(ctx context.Context) error {
 			a.log.Warn("slow consumer: NATS is dropping messages", "subject", subject)
 		},
 		OnError: func(err error) { a.log.Warn("NATS error", "err", err) },
-	})
+	}
+	nc, err := stream.Connect(ctx, connOpt)
 	if err != nil {
 		a.shutdownNATS()
 		return fmt.Errorf("NATS: %w", err)
@@ -254,13 +256,29 @@ func (a *App) Start(ctx context.Context) error {
 	if a.cfg.NATS.JetStream {
 		err = a.subscribeJetStream(ctx)
 	} else {
-		// Up to 512 MiB of a kind's messages wait in the client, whatever
-		// the number of workers; beyond, NATS drops and the drops are
+		// The events come over a connection of their own, read without
+		// nats.go's per-message costs (stream.CoreSubscribe). Up to 512 MiB
+		// of messages wait for the workers; beyond, they are dropped and
 		// counted (shadoweval_nats_dropped_messages_total).
-		a.sub, err = stream.Subscribe(nc, map[stream.Kind]string{
+		ingest := connOpt
+		ingest.Name = "shadoweval-ingest"
+		ingest.OnDisconnect = func(err error) {
+			a.ingestUp.Store(false)
+			if a.stopping.Load() {
+				return
+			}
+			a.metrics.disconnects.Inc()
+			a.log.Warn("NATS ingest connection lost", "err", err)
+		}
+		ingest.OnReconnect = func() {
+			a.ingestUp.Store(true)
+			a.log.Info("NATS ingest connection restored")
+		}
+		a.sub, err = stream.CoreSubscribe(ctx, ingest, map[stream.Kind]string{
 			stream.KindTrace: s.Trace, stream.KindRetrieval: s.Retrieval,
 			stream.KindAnswer: s.Answer, stream.KindJudgement: s.Judgement,
-		}, a.workers, -1, 512<<20, a.handle)
+		}, a.workers, 512<<20, a.handle)
+		a.ingestUp.Store(err == nil)
 	}
 	if err != nil {
 		a.shutdownNATS()
@@ -342,6 +360,9 @@ func (a *App) Stop(ctx context.Context) error {
 
 func (a *App) shutdownNATS() {
 	a.stopping.Store(true)
+	if a.sub != nil {
+		a.sub.Unsubscribe()
+	}
 	if a.nc != nil {
 		a.nc.Close()
 	}
@@ -375,6 +396,8 @@ func (a *App) Ready() error {
 		return errors.New("gold not loaded")
 	case !a.connected.Load():
 		return errors.New("NATS disconnected")
+	case a.sub != nil && !a.ingestUp.Load():
+		return errors.New("NATS ingest connection disconnected")
 	case !a.subscribed.Load():
 		return errors.New("not subscribed")
 	}

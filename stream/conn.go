@@ -78,21 +78,35 @@ func Connect(ctx context.Context, opt ConnOptions) (*nats.Conn, error) {
 	if servers == "" {
 		servers = nats.DefaultURL
 	}
+	var nc *nats.Conn
+	err = opt.retry(ctx, func() error {
+		var err error
+		if nc, err = nats.Connect(servers, natsOpts...); err != nil {
+			return fmt.Errorf("nats connect %s: %w", redactURLs(servers), err)
+		}
+		return nil
+	})
+	return nc, err
+}
+
+// retry calls connect until it succeeds, fails with an error that retrying
+// cannot fix, or ctx is done, with the reconnect back-off in between. Its
+// error is redacted.
+func (opt *ConnOptions) retry(ctx context.Context, connect func() error) error {
 	backoff := opt.backoff()
 	for attempt := 0; ; attempt++ {
-		nc, err := nats.Connect(servers, natsOpts...)
+		err := connect()
 		if err == nil {
-			return nc, nil
+			return nil
 		}
-		err = fmt.Errorf("nats connect %s: %w", redactURLs(servers), err)
 		if permanent(err) {
-			return nil, redact(err, secrets)
+			return redact(err, opt.secrets())
 		}
 		t := time.NewTimer(backoff(attempt))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, redact(fmt.Errorf("%w (gave up: %w)", err, context.Cause(ctx)), secrets)
+			return redact(fmt.Errorf("%w (gave up: %w)", err, context.Cause(ctx)), opt.secrets())
 		case <-t.C:
 		}
 	}
