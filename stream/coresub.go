@@ -109,7 +109,8 @@ const (
 // them; the *Message is refilled after handle returns (Data and Header are
 // the message's own and may be kept). Up to pendingBytes of messages wait
 // for the workers (<= 0: unlimited); beyond, messages are dropped, counted
-// by Dropped and reported once per episode through opt.OnSlowConsumer.
+// by Dropped and reported once per episode through opt.OnSlowConsumer (an
+// episode ends when no more than half of pendingBytes wait).
 //
 // The first connection is retried until ctx is done, as Connect's; once
 // subscribed, the server has the interest when CoreSubscribe returns.
@@ -294,7 +295,12 @@ func (s *CoreSubscription) read(c *coreConn, bufp *[]byte) error {
 					slow = true
 					continue
 				}
-				slow = false
+				if queued+batch.bytes+size <= s.limit/2 {
+					// The episode ends once half the room is free again:
+					// a queue hovering at the limit is one episode, not
+					// one report per message that fits.
+					slow = false
+				}
 				batch.msgs = append(batch.msgs, s.message(f, now, interned))
 				batch.bytes += size
 				if len(batch.msgs) == maxBatch {

@@ -35,6 +35,15 @@ func coreSubscribe(t *testing.T, opt ConnOptions, subjects map[Kind]string, work
 	return sub
 }
 
+// gate is a channel that handlers wait on and its closing, which may be
+// called more than once: register it with t.Cleanup after the subscription
+// so that a failing test does not leave a handler blocked and its
+// Unsubscribe waiting for it.
+func gate(t *testing.T) (chan struct{}, func()) {
+	ch := make(chan struct{})
+	return ch, sync.OnceFunc(func() { close(ch) })
+}
+
 func flushSub(t *testing.T, sub *CoreSubscription) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), streamtest.Timeout)
@@ -150,13 +159,14 @@ func TestCoreSubscribeSlowConsumer(t *testing.T) {
 		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
 			s := streamtest.RunBasic(t)
 			slow := make(chan string, 4)
-			release := make(chan struct{})
+			release, releaseAll := gate(t)
 			var handled atomic.Int64
 			sub := coreSubscribe(t, ConnOptions{URL: s.ClientURL(), OnSlowConsumer: func(subject string) { slow <- subject }},
 				map[Kind]string{KindRetrieval: "rag.retrieval.>"}, workers, 1000, func(*Message) {
 					<-release
 					handled.Add(1)
 				})
+			t.Cleanup(releaseAll) // before the Unsubscribe of a failed test
 			pub := streamtest.Connect(t, s.ClientURL())
 			const n = 100
 			for i := range n {
@@ -175,7 +185,7 @@ func TestCoreSubscribeSlowConsumer(t *testing.T) {
 			if d := sub.Dropped(); d != n-10 {
 				t.Fatalf("dropped %d of %d with room for 10", d, n)
 			}
-			close(release)
+			releaseAll()
 			if err := sub.Drain(connectCtx(t)); err != nil {
 				t.Fatal(err)
 			}
@@ -335,5 +345,61 @@ func TestCoreSubscribeReconnects(t *testing.T) {
 	}
 	if d := streamtest.Next(t, got); d != "after" {
 		t.Fatalf("got %q", d)
+	}
+}
+
+// One slow-consumer episode lasts until half the room is free again: a
+// queue that frees one message's room and fills it again is not reported
+// anew.
+func TestCoreSubscribeSlowConsumerEpisode(t *testing.T) {
+	s := streamtest.RunBasic(t)
+	slow := make(chan string, 16)
+	step, releaseAll := gate(t)
+	entered := make(chan struct{}, 32)
+	sub := coreSubscribe(t, ConnOptions{URL: s.ClientURL(), OnSlowConsumer: func(subject string) { slow <- subject }},
+		map[Kind]string{KindTrace: "t"}, 1, 1000, func(*Message) {
+			entered <- struct{}{}
+			<-step
+		})
+	t.Cleanup(releaseAll)
+	pub := streamtest.Connect(t, s.ClientURL())
+	// send publishes one 100-byte message and waits until the subscription
+	// has read it: each message is a batch of its own.
+	send := func() {
+		t.Helper()
+		if err := pub.Publish("t", make([]byte, 100)); err != nil {
+			t.Fatal(err)
+		}
+		if err := pub.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		flushSub(t, sub)
+	}
+	for range 10 {
+		send() // 1000 bytes: full
+	}
+	streamtest.Next(t, entered)
+	send()
+	streamtest.Next(t, slow)
+	if sub.Dropped() != 1 {
+		t.Fatalf("dropped %d, want 1", sub.Dropped())
+	}
+	step <- struct{}{}          // the first message is done and its room free
+	streamtest.Next(t, entered) // the worker took the second
+	send()                      // fits
+	send()                      // does not
+	if sub.Dropped() != 2 {
+		t.Fatalf("dropped %d, want 2", sub.Dropped())
+	}
+	if len(slow) != 0 {
+		t.Fatalf("a second report while the queue stayed above half full")
+	}
+	releaseAll()
+	if err := sub.Drain(connectCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	// Empty again: the next drop is a new episode.
+	if len(slow) != 0 {
+		t.Fatalf("%d reports after the drain", len(slow))
 	}
 }
