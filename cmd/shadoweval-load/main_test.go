@@ -88,7 +88,7 @@ func TestTargetTrials(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
 	}
-	rows := regexp.MustCompile(`(?m)^(\d)\s+(\d+)\s+(\d+)\s+(\d+)\s+\S+( ms| µs| s)?\s+(\d+)\s+(\d+)\s+(kept up|fell behind)\s*$`).FindAllStringSubmatch(out.String(), -1)
+	rows := regexp.MustCompile(`(?m)^(\d)\s+(\d+)\s+(\d+)\s+(\d+)\s+\S+( ms| µs| s)?\s+(\d+)\s+(\d+)\s+(\d+)\s+(kept up|fell behind)\s*$`).FindAllStringSubmatch(out.String(), -1)
 	if len(rows) != 2 {
 		t.Fatalf("want 2 trial rows in\n%s", out.String())
 	}
@@ -98,10 +98,10 @@ func TestTargetTrials(t *testing.T) {
 		if raw <= 0 || math.Abs(float64(rate)-0.1*float64(raw)) > 1 {
 			t.Errorf("trial %s: rate %d for a raw rate of %d, want a tenth\n%s", r[1], rate, raw, out.String())
 		}
-		if r[7] != "0" {
-			t.Errorf("trial %s: loss %s\n%s", r[1], r[7], out.String())
+		if r[7] != "0" || r[8] != "0" {
+			t.Errorf("trial %s: loss %s, raw loss %s\n%s", r[1], r[7], r[8], out.String())
 		}
-		if r[8] == "kept up" {
+		if r[9] == "kept up" {
 			kept++
 		}
 	}
