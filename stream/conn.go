@@ -45,6 +45,9 @@ type ConnOptions struct {
 	// and 10 s.
 	ReconnectWait    time.Duration
 	MaxReconnectWait time.Duration
+	// PingInterval is how often CoreSubscribe's connection checks the
+	// server with a PING (two unanswered: reconnect); 0 means 2 minutes.
+	PingInterval time.Duration
 
 	// OnDisconnect runs when the connection is lost (err may be nil on a
 	// clean close by the server); the sidecar flips readiness off.
@@ -168,6 +171,9 @@ func (opt *ConnOptions) natsOptions() ([]nats.Option, error) {
 	}
 	if opt.Name != "" {
 		o = append(o, nats.Name(opt.Name))
+	}
+	if opt.PingInterval > 0 {
+		o = append(o, nats.PingInterval(opt.PingInterval))
 	}
 	if opt.User != "" || opt.Password != "" {
 		o = append(o, nats.UserInfo(opt.User, opt.Password))

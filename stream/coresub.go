@@ -95,12 +95,12 @@ const maxBatch = 64
 // readBufSize is the read buffer's size; a larger message grows it.
 const readBufSize = 256 << 10
 
-// keepAlive is how often an idle connection is checked with a PING; two
-// unanswered ones close it and the subscription reconnects (nats.go's
-// defaults).
+// defaultPingInterval is how often the connection is checked with a PING
+// unless ConnOptions.PingInterval says otherwise; maxPingsOut unanswered
+// ones close it and the subscription reconnects (nats.go's defaults).
 const (
-	keepAlive   = 2 * time.Minute
-	maxPingsOut = 2
+	defaultPingInterval = 2 * time.Minute
+	maxPingsOut         = 2
 )
 
 // CoreSubscribe connects with opt and subscribes to each kind's subject
@@ -220,6 +220,7 @@ func (s *CoreSubscription) run(c *coreConn) {
 			s.opt.OnDisconnect(redact(err, s.opt.secrets()))
 		}
 		c = nil
+		lastErr := ""
 		for attempt := 0; c == nil; attempt++ {
 			t := time.NewTimer(backoff(attempt))
 			select {
@@ -228,7 +229,13 @@ func (s *CoreSubscription) run(c *coreConn) {
 				return
 			case <-t.C:
 			}
-			c, _ = s.dial(context.Background())
+			var err error
+			if c, err = s.dial(context.Background()); err != nil && err.Error() != lastErr && s.opt.OnError != nil {
+				// Once per kind of failure, not per attempt: a rotated
+				// credential or a refused TLS handshake is worth a log line.
+				lastErr = err.Error()
+				s.opt.OnError(redact(fmt.Errorf("reconnecting: %w", err), s.opt.secrets()))
+			}
 		}
 		s.conn.Store(c)
 		if s.stopping.Load() {
@@ -428,10 +435,15 @@ func (s *CoreSubscription) work(w int) {
 	}
 }
 
-// keepAlive pings the server every keepAlive and closes a connection that
-// left maxPingsOut of them unanswered, so a dead peer is noticed.
+// keepAlive pings the server every ping interval and closes a connection
+// that left maxPingsOut of them unanswered, so a dead peer (or a NAT that
+// forgot the connection) is noticed.
 func (s *CoreSubscription) keepAlive() {
-	t := time.NewTicker(keepAlive)
+	every := s.opt.PingInterval
+	if every <= 0 {
+		every = defaultPingInterval
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {

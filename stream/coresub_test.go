@@ -403,3 +403,92 @@ func TestCoreSubscribeSlowConsumerEpisode(t *testing.T) {
 		t.Fatalf("%d reports after the drain", len(slow))
 	}
 }
+
+// silentProxy forwards TCP to a server and, while frozen, holds what it
+// reads instead of forwarding it: a peer that went silent without closing
+// the connection, as behind a NAT that forgot it.
+type silentProxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	open   chan struct{} // closed while forwarding
+}
+
+func newSilentProxy(t *testing.T, target string) *silentProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &silentProxy{ln: ln, target: target, open: make(chan struct{})}
+	close(p.open)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			client, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			server, err := net.Dial("tcp", target)
+			if err != nil {
+				client.Close()
+				continue
+			}
+			go p.pipe(client, server)
+			go p.pipe(server, client)
+		}
+	}()
+	return p
+}
+
+func (p *silentProxy) pipe(from, to net.Conn) {
+	defer from.Close()
+	defer to.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := from.Read(buf)
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		open := p.open
+		p.mu.Unlock()
+		<-open
+		if _, err := to.Write(buf[:n]); err != nil {
+			return
+		}
+	}
+}
+
+func (p *silentProxy) freeze() { p.mu.Lock(); p.open = make(chan struct{}); p.mu.Unlock() }
+func (p *silentProxy) thaw()   { p.mu.Lock(); close(p.open); p.mu.Unlock() }
+func (p *silentProxy) url() string {
+	return "nats://" + p.ln.Addr().String()
+}
+
+// A server that stops answering is noticed by the keep-alive PINGs: the
+// subscription drops the connection, reconnects once the path is back and
+// receives again.
+func TestCoreSubscribeKeepAlive(t *testing.T) {
+	s := streamtest.RunBasic(t)
+	p := newSilentProxy(t, s.Addr().String())
+	disconnected := make(chan error, 4)
+	reconnected := make(chan struct{}, 4)
+	got := make(chan string, 4)
+	coreSubscribe(t, ConnOptions{
+		URL: p.url(), PingInterval: 20 * time.Millisecond,
+		ReconnectWait: 10 * time.Millisecond, MaxReconnectWait: 50 * time.Millisecond,
+		OnDisconnect: func(err error) { disconnected <- err },
+		OnReconnect:  func() { reconnected <- struct{}{} },
+	}, map[Kind]string{KindTrace: "ka"}, 1, 0, func(m *Message) { got <- string(m.Data) })
+	p.freeze()
+	streamtest.Next(t, disconnected)
+	p.thaw()
+	streamtest.Next(t, reconnected)
+	pub := streamtest.Connect(t, s.ClientURL())
+	if err := pub.Publish("ka", []byte("back")); err != nil {
+		t.Fatal(err)
+	}
+	if d := streamtest.Next(t, got); d != "back" {
+		t.Fatalf("got %q", d)
+	}
+}
