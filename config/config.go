@@ -15,7 +15,11 @@
 //     which, like an absent or null gates key, means the shipped defaults.
 //   - Lists replace the default list as a whole; mappings are merged key by
 //     key into the defaults.
-//   - Gate indexes in messages are 0-based, as in gates[0].
+//   - analysis.checks is merged set by set: a set given replaces the shipped
+//     set of that name as a whole, the other shipped sets stay, and a set
+//     given as null keeps its default.
+//   - Gate and check indexes in messages are 0-based, as in gates[0] and
+//     analysis.checks.canary[0].
 //   - YAML anchors, aliases and merge keys (<<) are honoured.
 package config
 
@@ -46,6 +50,7 @@ type Config struct {
 	CitationOffsetTolerance int            `yaml:"citation_offset_tolerance"`
 	Alerting                AlertingConfig `yaml:"alerting"`
 	Gates                   []Gate         `yaml:"gates"`
+	Analysis                AnalysisConfig `yaml:"analysis"`
 	Log                     LogConfig      `yaml:"log"`
 	Limits                  LimitsConfig   `yaml:"limits"`
 	Tracing                 TracingConfig  `yaml:"tracing"`
@@ -187,7 +192,7 @@ type ClusterConfig struct {
 }
 
 // Default is the configuration with every default of SPEC §8, the shipped
-// gates of §5 included.
+// gates of §5.1 and check sets of §5.2 included.
 func Default() Config {
 	return Config{
 		NATS: NATSConfig{
@@ -216,6 +221,7 @@ func Default() Config {
 		CitationOffsetTolerance: 30,
 		Alerting:                AlertingConfig{Resend: Duration(time.Minute)},
 		Gates:                   DefaultGates(),
+		Analysis:                defaultAnalysis(),
 		Log:                     LogConfig{Level: "info"},
 		Limits: LimitsConfig{
 			MaxMessageBytes: 1 << 20,
@@ -240,7 +246,8 @@ func Load(path string) (*Config, error) {
 // Parse reads and checks a configuration; name is the file name used in
 // messages. It returns every problem found, joined, one per line: first the
 // YAML problems (syntax, unknown keys, wrong types), and only when there are
-// none, the Validate problems.
+// none, the Validate problems. Left-out gate and check keys get their
+// defaults first.
 func Parse(data []byte, name string) (*Config, error) {
 	c := Default()
 	c.Gates = nil
@@ -251,6 +258,7 @@ func Parse(data []byte, name string) (*Config, error) {
 	}
 	c.src = &source{file: name, lines: d.lines}
 	c.fillGateDefaults()
+	c.fillAnalysisDefaults()
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

@@ -18,13 +18,19 @@ import (
 )
 
 // plain is c without what only records where it was read from (the source
-// lines, Gate.Line), for comparing configurations.
+// lines, Gate.Line, AnalysisCheck.Line), for comparing configurations.
 func plain(c *Config) Config {
 	r := *c
 	r.src = nil
 	r.Gates = slices.Clone(c.Gates)
 	for i := range r.Gates {
 		r.Gates[i].Line = 0
+	}
+	r.Analysis = c.Analysis.clone()
+	for _, set := range r.Analysis.Checks {
+		for i := range set {
+			set[i].Line = 0
+		}
 	}
 	return r
 }
@@ -83,6 +89,12 @@ func TestDefaultsMatchSpec(t *testing.T) {
 		{"tracing.sample_ratio", c.Tracing.SampleRatio, 0.01},
 		{"cluster.kv_bucket", c.Cluster.KVBucket, ""},
 		{"gates", c.Gates, DefaultGates()},
+		{"analysis.alpha", c.Analysis.Alpha, 0.01},
+		{"analysis.checks", c.Analysis.Checks, DefaultCheckSets()},
+		{"analysis.max_active", c.Analysis.MaxActive, 64},
+		{"analysis.max_duration", c.Analysis.MaxDuration, d("24h")},
+		{"analysis.retention", c.Analysis.Retention, d("24h")},
+		{"analysis.kv_bucket", c.Analysis.KVBucket, "shadoweval_analyses"},
 	}
 	for _, ch := range checks {
 		if !reflect.DeepEqual(ch.got, ch.want) {
@@ -96,7 +108,7 @@ func TestDefaultsMatchSpec(t *testing.T) {
 
 // The SPEC §8 block, copied verbatim, is the default configuration.
 func TestSpecSection8IsDefault(t *testing.T) {
-	for _, f := range []string{"spec_section8.yaml", "empty.yaml", "comments_only.yaml", "nulls.yaml"} {
+	for _, f := range []string{"spec_section8.yaml", "empty.yaml", "comments_only.yaml", "nulls.yaml", "analysis_spec.yaml"} {
 		c, err := Load(filepath.Join("testdata", "good", f))
 		if err != nil {
 			t.Fatal(err)
@@ -117,39 +129,40 @@ func TestDefaultGatesTable(t *testing.T) {
 		arms             []string
 		severity         string
 		compareTo        string
+		confidence       float64
 	}
 	canary := []string{"shadow", "canary"}
 	want := []row{
-		{"ship_precision", "precision", ">=", 0.80, "5m", 100, 0, nil, "warning", ""},
-		{"ship_chr", "chr", ">=", 0.75, "5m", 100, 0, nil, "warning", ""},
-		{"ship_under_refusal", "under_refusal", "<=", 0.05, "5m", 100, 0, nil, "warning", ""},
-		{"ship_over_refusal", "over_refusal", "<=", 0.10, "5m", 100, 0, nil, "warning", ""},
-		{"canary_coverage", "coverage", ">=", 0.70, "5m", 100, 0, canary, "warning", ""},
-		{"canary_citation_accuracy", "citation_accuracy", ">=", 0.95, "5m", 100, 0, canary, "warning", ""},
-		{"canary_delta_s_median", "delta_s_median", "<=", 0.40, "5m", 100, 0, canary, "warning", ""},
-		{"canary_delta_s_p90", "delta_s_p90", "<=", 0.55, "5m", 100, 0, canary, "warning", ""},
-		{"canary_recall_at_5_vs_live", "recall_at_5", ">=", -0.02, "5m", 100, 0, canary, "warning", "live"},
-		{"canary_lambda_convergence", "lambda_convergence", ">=", 0.95, "5m", 20, 0, canary, "warning", ""},
-		{"oncall_delta_s_p90", "delta_s_p90", "<", 0.60, "5m", 100, 3 * time.Minute, nil, "page", ""},
-		{"oncall_delta_s_median", "delta_s_median", "<", 0.45, "5m", 100, 3 * time.Minute, nil, "page", ""},
-		{"oncall_lambda_flip_rate", "lambda_flip_rate", "<", 0.10, "5m", 20, 0, nil, "page", ""},
-		{"oncall_chr", "chr", ">=", 0.60, "5m", 100, 10 * time.Minute, nil, "page", ""},
-		{"oncall_coverage", "coverage", ">=", 0.70, "5m", 100, 5 * time.Minute, nil, "page", ""},
-		{"agents_agreement", "agreement", ">=", 0.90, "5m", 50, 0, nil, "warning", ""},
-		{"agents_kappa", "kappa", ">=", 0.75, "5m", 50, 0, nil, "warning", ""},
-		{"agents_abstain_rate", "abstain_rate", "<=", 0.02, "5m", 50, 0, nil, "warning", ""},
+		{"ship_precision", "precision", ">=", 0.80, "5m", 100, 0, nil, "warning", "", 0.95},
+		{"ship_chr", "chr", ">=", 0.75, "5m", 100, 0, nil, "warning", "", 0.95},
+		{"ship_under_refusal", "under_refusal", "<=", 0.05, "5m", 100, 0, nil, "warning", "", 0.95},
+		{"ship_over_refusal", "over_refusal", "<=", 0.10, "5m", 100, 0, nil, "warning", "", 0.95},
+		{"canary_coverage", "coverage", ">=", 0.70, "5m", 100, 0, canary, "warning", "", 0.95},
+		{"canary_citation_accuracy", "citation_accuracy", ">=", 0.95, "5m", 100, 0, canary, "warning", "", 0.95},
+		{"canary_delta_s_median", "delta_s_median", "<=", 0.40, "5m", 100, 0, canary, "warning", "", 0},
+		{"canary_delta_s_p90", "delta_s_p90", "<=", 0.55, "5m", 100, 0, canary, "warning", "", 0},
+		{"canary_recall_at_5_vs_live", "recall_at_5", ">=", -0.02, "5m", 100, 0, canary, "warning", "live", 0.95},
+		{"canary_lambda_convergence", "lambda_convergence", ">=", 0.95, "5m", 20, 0, canary, "warning", "", 0.95},
+		{"oncall_delta_s_p90", "delta_s_p90", "<", 0.60, "5m", 100, 3 * time.Minute, nil, "page", "", 0},
+		{"oncall_delta_s_median", "delta_s_median", "<", 0.45, "5m", 100, 3 * time.Minute, nil, "page", "", 0},
+		{"oncall_lambda_flip_rate", "lambda_flip_rate", "<", 0.10, "5m", 20, 0, nil, "page", "", 0.95},
+		{"oncall_chr", "chr", ">=", 0.60, "5m", 100, 10 * time.Minute, nil, "page", "", 0.95},
+		{"oncall_coverage", "coverage", ">=", 0.70, "5m", 100, 5 * time.Minute, nil, "page", "", 0.95},
+		{"agents_agreement", "agreement", ">=", 0.90, "5m", 50, 0, nil, "warning", "", 0.95},
+		{"agents_kappa", "kappa", ">=", 0.75, "5m", 50, 5 * time.Minute, nil, "warning", "", 0},
+		{"agents_abstain_rate", "abstain_rate", "<=", 0.02, "5m", 50, 0, nil, "warning", "", 0.95},
 	}
 	gates := DefaultGates()
 	if len(gates) != len(want) {
 		t.Fatalf("%d default gates, want %d", len(gates), len(want))
 	}
 	for i, g := range gates {
-		got := row{g.Name, g.Metric, g.Op, g.Threshold, g.Window, g.MinSamples, time.Duration(g.For), g.Arms, g.Severity, g.CompareTo}
+		got := row{g.Name, g.Metric, g.Op, g.Threshold, g.Window, g.MinSamples, time.Duration(g.For), g.Arms, g.Severity, g.CompareTo, g.Confidence}
 		if !reflect.DeepEqual(got, want[i]) {
 			t.Errorf("gate %d = %+v\nwant %+v", i, got, want[i])
 		}
-		if g.Confidence != 0 || g.Line != 0 {
-			t.Errorf("gate %s: confidence %v line %d, want 0 0", g.Name, g.Confidence, g.Line)
+		if g.Line != 0 {
+			t.Errorf("gate %s: line %d, want 0", g.Name, g.Line)
 		}
 		// Each default gate is valid alone with the default config.
 		c := Default()
@@ -295,7 +308,7 @@ func TestDefaultsRoundTrip(t *testing.T) {
 		t.Error("DefaultYAML does not list the gates")
 	}
 
-	for _, f := range []string{"full.yaml", "minimal_gates.yaml", "no_5m_window.yaml"} {
+	for _, f := range []string{"full.yaml", "minimal_gates.yaml", "no_5m_window.yaml", "analysis_sets.yaml"} {
 		orig, err := Load(filepath.Join("testdata", "good", f))
 		if err != nil {
 			t.Fatal(err)
@@ -353,6 +366,12 @@ func TestDefaultYAMLHasEveryKey(t *testing.T) {
 		// §5 gate keys.
 		"gates.name", "gates.metric", "gates.op", "gates.threshold", "gates.window",
 		"gates.min_samples", "gates.for", "gates.arms", "gates.severity", "gates.confidence", "gates.compare_to",
+		// §5.2 analysis keys, and a check's keys in each shipped set.
+		"analysis.alpha", "analysis.checks", "analysis.max_active", "analysis.max_duration",
+		"analysis.retention", "analysis.kv_bucket",
+		"analysis.checks.canary.name", "analysis.checks.canary.metric", "analysis.checks.canary.tolerance",
+		"analysis.checks.canary.op", "analysis.checks.canary.threshold", "analysis.checks.canary.min_samples",
+		"analysis.checks.eligibility.name", "analysis.checks.eligibility.op", "analysis.checks.eligibility.threshold",
 	}
 	for _, p := range spec {
 		if !has(p) {
@@ -371,6 +390,10 @@ func TestDefaultYAMLHasEveryKey(t *testing.T) {
 			}
 			n++
 			ft := rt.Field(fields[key]).Type
+			if ft.Kind() == reflect.Map {
+				// Check sets: walk the set every config has.
+				p, ft = joinPath(p, CanaryCheckSet), ft.Elem()
+			}
 			if ft.Kind() == reflect.Slice {
 				ft = ft.Elem()
 			}
@@ -624,8 +647,13 @@ func TestSecretsHidden(t *testing.T) {
 	}
 	r.Gates[4].Arms[0] = "x"
 	r.K[0] = 99
+	r.Analysis.Checks[CanaryCheckSet][0].Metric = "x"
+	r.Analysis.Checks["new"] = nil
 	if c.Gates[4].Arms[0] != "shadow" || c.K[0] != 1 {
 		t.Error("Redacted shares slices with the original")
+	}
+	if _, added := c.Analysis.Checks["new"]; added || c.Analysis.Checks[CanaryCheckSet][0].Metric != "precision" {
+		t.Error("Redacted shares the check sets with the original")
 	}
 	// Defaults have empty secrets, printed as such.
 	d := Default()

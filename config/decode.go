@@ -24,8 +24,9 @@ import (
 const maxNodes = 100000
 
 var (
-	durationType = reflect.TypeFor[Duration]()
-	gateType     = reflect.TypeFor[Gate]()
+	durationType      = reflect.TypeFor[Duration]()
+	gateType          = reflect.TypeFor[Gate]()
+	analysisCheckType = reflect.TypeFor[AnalysisCheck]()
 )
 
 type decoder struct {
@@ -248,11 +249,60 @@ func fieldsByKey(t reflect.Type) (map[string]int, []string) {
 	return m, keys
 }
 
-// mapping decodes mapping node n into struct v, key by key; keys left out
-// keep their value in v.
+// mapping decodes mapping node n into struct or map v, key by key; keys
+// left out keep their value in v.
 func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
+	if v.Kind() == reflect.Map {
+		d.mapEntries(n, v, path)
+		return
+	}
 	fields, _ := fieldsByKey(v.Type())
-	// Merge keys first, so that the mapping's own keys win over merged ones.
+	d.entries(n, v, path, func(key string, k, val *yaml.Node) {
+		idx, ok := fields[key]
+		if !ok {
+			d.errorf(k.Line, "unknown field %q %s", key, where(path))
+			return
+		}
+		d.value(val, v.Field(idx), joinPath(path, key), k.Line)
+	})
+}
+
+// mapEntries decodes mapping node n into map v (string keys), key by key:
+// a key's value replaces v's value under that key as a whole, and a null
+// keeps it. A null key v does not have yet gets the zero value, for
+// Validate to judge (an empty check set is an error).
+func (d *decoder) mapEntries(n *yaml.Node, v reflect.Value, path string) {
+	t := v.Type()
+	if t.Key().Kind() != reflect.String {
+		panic("config: no decoder for " + t.String())
+	}
+	if v.IsNil() {
+		v.Set(reflect.MakeMap(t))
+	}
+	d.entries(n, v, path, func(key string, k, val *yaml.Node) {
+		child := joinPath(path, key)
+		kv := reflect.ValueOf(key).Convert(t.Key())
+		r := d.resolve(val)
+		if r == nil {
+			return
+		}
+		if isNull(r) {
+			if !v.MapIndex(kv).IsValid() {
+				d.lines[child] = k.Line
+				v.SetMapIndex(kv, reflect.Zero(t.Elem()))
+			}
+			return
+		}
+		elem := reflect.New(t.Elem()).Elem()
+		d.value(r, elem, child, k.Line)
+		v.SetMapIndex(kv, elem)
+	})
+}
+
+// entries calls f with each key of mapping n and its value, after applying
+// the merge keys (so that the mapping's own keys win over merged ones), and
+// reports keys that are not strings or are given twice.
+func (d *decoder) entries(n *yaml.Node, v reflect.Value, path string, f func(key string, k, val *yaml.Node)) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if k := n.Content[i]; isMergeKey(k) {
 			d.merge(n.Content[i+1], v, path, k.Line)
@@ -278,13 +328,7 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 			continue
 		}
 		seen[key] = k.Line
-		idx, ok := fields[key]
-		if !ok {
-			d.errorf(k.Line, "unknown field %q %s", key, where(path))
-			continue
-		}
-		child := joinPath(path, key)
-		d.value(val, v.Field(idx), child, k.Line)
+		f(key, k, val)
 	}
 }
 
@@ -299,7 +343,8 @@ func isMergeKey(k *yaml.Node) bool {
 	return k.Kind == yaml.ScalarNode && k.Value == "<<" && (k.Tag == "" || k.Tag == "!" || k.Tag == "!!merge" || k.Tag == "tag:yaml.org,2002:merge")
 }
 
-// merge applies the value of a "<<" key: a mapping or a list of mappings.
+// merge applies the value of a "<<" key: a mapping or a list of mappings,
+// into struct or map v.
 func (d *decoder) merge(val *yaml.Node, v reflect.Value, path string, line int) {
 	val = d.resolve(val)
 	if val == nil {
@@ -364,7 +409,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, line int) {
 		return
 	}
 	switch t.Kind() {
-	case reflect.Struct:
+	case reflect.Struct, reflect.Map:
 		if n.Kind != yaml.MappingNode {
 			d.errorf(line, "%s: want a mapping, got %s", path, describe(n))
 			return
@@ -388,8 +433,11 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, line int) {
 				continue
 			}
 			d.value(r, elem, itemPath, item.Line)
-			if t.Elem() == gateType {
+			switch t.Elem() {
+			case gateType:
 				elem.Addr().Interface().(*Gate).Line = item.Line
+			case analysisCheckType:
+				elem.Addr().Interface().(*AnalysisCheck).Line = item.Line
 			}
 			out = reflect.Append(out, elem)
 		}
@@ -455,7 +503,7 @@ func want(t reflect.Type) string {
 	switch {
 	case t == durationType:
 		return "a duration"
-	case t.Kind() == reflect.Struct:
+	case t.Kind() == reflect.Struct, t.Kind() == reflect.Map:
 		return "a mapping"
 	case t.Kind() == reflect.Slice:
 		return "a list"

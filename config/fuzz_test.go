@@ -23,6 +23,8 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Add(DefaultYAML())
+	// Check sets: a map decoded by the walker, with aliases and merge keys.
+	f.Add([]byte("analysis:\n  checks:\n    <<: {a: &s [{metric: chr, tolerance: 0.1}]}\n    b: *s\n    canary:\n    \"\": []\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse(data, "fuzz.yaml")
 		if err != nil {

@@ -33,6 +33,7 @@ func (c *Config) Redacted() *Config {
 	for i := range r.Gates {
 		r.Gates[i].Arms = slices.Clone(r.Gates[i].Arms)
 	}
+	r.Analysis = c.Analysis.clone()
 	r.NATS = c.NATS.redacted()
 	r.Alerting = c.Alerting.redacted()
 	r.Tracing.Endpoint = redactURL(c.Tracing.Endpoint)
@@ -209,6 +210,11 @@ var (
 		"tracing.endpoint":          "OTLP; empty: $OTEL_EXPORTER_OTLP_ENDPOINT, else off",
 		"tracing.sample_ratio":      "share of scored events traced",
 		"cluster.kv_bucket":         "window snapshots shared by replicas; empty: one replica",
+		"analysis.alpha":            "chance of ever failing a healthy candidate",
+		"analysis.max_active":       "analyses running at once",
+		"analysis.max_duration":     "an analysis ends this long after its start",
+		"analysis.retention":        "an ended analysis stays readable this long",
+		"analysis.kv_bucket":        "checkpoints, to resume after a restart",
 	}
 	headComments = map[string]string{
 		"windows": "sliding windows by event time: length and bucket resolution",
@@ -218,8 +224,19 @@ var (
 			"first window, min_samples = 100 (20 for λ, 50 for cross-agent metrics),\n" +
 			"for = 0s, arms = every arm, severity = warning, confidence = 0 (judge\n" +
 			"the point value), compare_to = \"\" (judge the value itself).",
+		"analysis": "Canary analyses (SPEC §5.2): candidate vs baseline since a start.",
+		"analysis.checks": "Named check sets; a set given replaces the shipped set of that\n" +
+			"name, the other shipped sets stay. A check with op \"\" compares\n" +
+			"candidate − baseline within tolerance; one with op and threshold\n" +
+			"judges the candidate's own value. Left out: name = metric,\n" +
+			"min_samples = 100 (20 for λ, 50 for cross-agent metrics).",
 		"limits":  "caps on hostile input",
 		"tracing": "OpenTelemetry",
+	}
+	// Head comments of the shipped check sets.
+	checkSetComments = map[string]string{
+		CanaryCheckSet:      "comparisons with the baseline",
+		EligibilityCheckSet: "seed 001: a shadow arm before a canary starts",
 	}
 	// Head comments of the shipped gates, by index in DefaultGates.
 	gateGroupComments = map[int]string{
@@ -246,12 +263,22 @@ func (c *Config) node(comments bool) (*yaml.Node, error) {
 	return &n, nil
 }
 
+// checkSetsPath stands for any set of analysis.checks in styleNode.
+const checkSetsPath = "analysis.checks.*"
+
 func styleNode(n *yaml.Node, path string, comments, defaultGates bool) {
 	switch n.Kind {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			p := joinPath(path, k.Value)
+			if path == "analysis.checks" {
+				// Set names are the user's: every set shares one path.
+				if c, ok := checkSetComments[k.Value]; ok && comments {
+					k.HeadComment = c
+				}
+				p = checkSetsPath
+			}
 			if comments {
 				if c, ok := keyComments[p]; ok {
 					v.LineComment = c
@@ -260,7 +287,7 @@ func styleNode(n *yaml.Node, path string, comments, defaultGates bool) {
 					k.HeadComment = c
 				}
 			}
-			if p == "gates.op" {
+			if p == "gates.op" || p == checkSetsPath+".op" {
 				v.Style = yaml.DoubleQuotedStyle // '>=' and <= alike
 			}
 			styleNode(v, p, comments, defaultGates)
@@ -272,7 +299,7 @@ func styleNode(n *yaml.Node, path string, comments, defaultGates bool) {
 		}
 		for i, item := range n.Content {
 			switch path {
-			case "windows":
+			case "windows", checkSetsPath:
 				item.Style = yaml.FlowStyle
 			case "gates":
 				if c, ok := gateGroupComments[i]; ok && comments && defaultGates {

@@ -30,7 +30,8 @@ var (
 
 // Validate checks the configuration and returns every problem found, joined
 // with errors.Join, one line each, in file order: "FILE:LINE: key: reason",
-// and for gates "FILE:LINE: gates[2] "name": reason". Secrets are never
+// for gates "FILE:LINE: gates[2] "name": reason" and for analysis checks
+// "FILE:LINE: analysis.checks.canary[2] "name": reason". Secrets are never
 // quoted. Validate does not change c.
 func (c *Config) Validate() error {
 	k := &checker{c: c}
@@ -48,6 +49,7 @@ func (c *Config) Validate() error {
 	for i := range c.Gates {
 		k.gate(i)
 	}
+	k.analysis()
 	if len(k.errs) == 0 {
 		return nil
 	}
@@ -546,24 +548,33 @@ func (k *checker) gate(i int) {
 // threshold checks the threshold of gate i against the range of its metric.
 func (k *checker) threshold(i int, kind window.Kind) {
 	g := &k.c.Gates[i]
+	if why := thresholdProblem(g.Metric, kind, g.CompareTo != "", g.Threshold); why != "" {
+		k.gatef(i, "threshold", "%s", why)
+	}
+}
+
+// thresholdProblem says what is wrong with threshold t on metric of kind,
+// "" if nothing; compared: t bounds a difference of two arms. Gates and
+// absolute analysis checks share it.
+func thresholdProblem(metric string, kind window.Kind, compared bool, t float64) string {
 	lo, hi, what := 0.0, 1.0, kindName(kind)+" metric"
 	switch {
-	case g.CompareTo != "" && (kind == window.Kappa || kind == window.Distance):
-		return // reported as unsupported
-	case g.CompareTo != "":
+	case compared && (kind == window.Kappa || kind == window.Distance):
+		return "" // reported as unsupported
+	case compared:
 		lo, what = -1, "a difference of "+what
 	case kind == window.Distance:
-		if g.Threshold < 0 {
-			k.gatef(i, "threshold", "threshold %s is negative; a distance metric is >= 0", fmtFloat(g.Threshold))
+		if t < 0 {
+			return fmt.Sprintf("threshold %s is negative; a distance metric is >= 0", fmtFloat(t))
 		}
-		return
+		return ""
 	case kind == window.Kappa:
 		lo = -1
 	}
-	if g.Threshold < lo || g.Threshold > hi {
-		k.gatef(i, "threshold", "threshold %s is out of range [%s, %s] for %s %q",
-			fmtFloat(g.Threshold), fmtFloat(lo), fmtFloat(hi), what, g.Metric)
+	if t < lo || t > hi {
+		return fmt.Sprintf("threshold %s is out of range [%s, %s] for %s %q", fmtFloat(t), fmtFloat(lo), fmtFloat(hi), what, metric)
 	}
+	return ""
 }
 
 // kHint explains an unknown per-k metric whose k is not configured.

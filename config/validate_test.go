@@ -253,6 +253,8 @@ http: {listen: "x"}
 	want := `c.yaml:1: join.ttl: must be > 0, got 0s
 c.yaml:3: gates[0] "b": unknown metric "nope"
 c.yaml:4: k[0]: must be > 0, got 0
+c.yaml:4: analysis.checks.canary[4] "recall_at_5": unknown metric "recall_at_5": 5 is not in k [0] (a shipped check set: give your own analysis.checks.canary to replace it)
+c.yaml:4: analysis.checks.eligibility[5] "recall_at_5": unknown metric "recall_at_5": 5 is not in k [0] (a shipped check set: give your own analysis.checks.eligibility to replace it)
 c.yaml:5: http.listen: "x" is not a host:port address: want host:port, like :9464 or 127.0.0.1:9464`
 	if err == nil || err.Error() != want {
 		t.Errorf("error:\n%v\nwant:\n%s", err, want)

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/sidecar/analysis"
 	"github.com/shadoweval/shadoweval/sidecar/gates"
 	"github.com/shadoweval/shadoweval/sidecar/statuspage"
 	"github.com/shadoweval/shadoweval/stream"
@@ -38,6 +39,8 @@ type Options struct {
 	GoldWatchInterval time.Duration
 	// OnGateTransition, when set, sees every gate state change.
 	OnGateTransition func(gates.Transition)
+	// OnVerdict, when set, sees every change of an analysis' verdict.
+	OnVerdict func(analysis.Result)
 	// TracerProvider, when set, gets the span of each event (sidecar/
 	// tracing.go) whatever tracing.* and OTEL_* say; its sampling and
 	// shutdown are its owner's. nil: a provider built from tracing.* and
@@ -83,6 +86,7 @@ type App struct {
 	srv      *http.Server
 
 	gating       *gating
+	analyses     *analyses
 	history      *statuspage.History
 	historyEvery time.Duration
 
@@ -162,6 +166,7 @@ func New(opt Options) (*App, error) {
 	if err := a.newGating(opt.OnGateTransition); err != nil {
 		return nil, fmt.Errorf("alerting: %w", err)
 	}
+	a.newAnalyses(opt.OnVerdict)
 	a.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "shadoweval_join_pending", Help: "Split-event halves waiting for their partner.",
 	}, func() float64 {
@@ -252,6 +257,9 @@ func (a *App) Start(ctx context.Context) error {
 	a.nc = nc
 	a.connected.Store(true)
 	a.pub = stream.NewPublisher(nc)
+	// Before the first event: a JetStream replay reaches back to the
+	// oldest restored analysis.
+	a.restoreAnalyses(ctx)
 	s := a.cfg.Subjects
 	if a.cfg.NATS.JetStream {
 		err = a.subscribeJetStream(ctx)

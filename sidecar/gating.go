@@ -2,8 +2,6 @@ package sidecar
 
 import (
 	"context"
-	"net/http"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,15 +10,13 @@ import (
 	"github.com/shadoweval/shadoweval/sidecar/gates"
 )
 
-// gating evaluates the gates on a ticker, sends alerts on every change to
-// firing or resolved, and publishes verdict changes.
+// gating evaluates the gates on a ticker and sends alerts on every change
+// to firing or resolved.
 type gating struct {
 	engine   *gates.Engine
 	alerts   *alert.Dispatcher
 	interval time.Duration
 
-	mu       sync.Mutex
-	verdicts map[[2]string]gates.Verdict // (arm, window) → last published
 	// onTransition, when set, sees every state change (the demo prints
 	// them).
 	onTransition func(gates.Transition)
@@ -49,7 +45,7 @@ func (a *App) newGating(onTransition func(gates.Transition)) error {
 	for _, w := range a.win.Specs() {
 		interval = min(interval, w.Resolution)
 	}
-	a.gating = &gating{engine: eng, alerts: disp, interval: interval, verdicts: make(map[[2]string]gates.Verdict), onTransition: onTransition}
+	a.gating = &gating{engine: eng, alerts: disp, interval: interval, onTransition: onTransition}
 	a.reg.MustRegister(&gateCollector{engine: eng,
 		state: prometheus.NewDesc("shadoweval_gate_state", "1 for the current state of a gate for an arm (inconclusive, ok, pending, firing, resolved).", []string{"gate", "arm", "window", "state"}, nil),
 		value: prometheus.NewDesc("shadoweval_gate_value", "Value a gate judged for an arm (arm minus reference arm with compare_to).", []string{"gate", "arm", "window", "metric"}, nil),
@@ -64,14 +60,17 @@ func (notConnected) Error() string { return "NATS not connected" }
 
 var errNotConnected error = notConnected{}
 
-// gateLoop runs the dispatcher and evaluates the gates until ctx ends.
+// gateLoop runs the dispatcher, evaluates the gates and judges the
+// analyses until ctx ends.
 func (a *App) gateLoop(ctx context.Context) {
 	g := a.gating
 	a.goBackground(func() { g.alerts.Run(ctx) })
 	t := time.NewTicker(g.interval)
 	defer t.Stop()
 	for {
-		a.evaluateGates(a.now())
+		now := a.now()
+		a.evaluateGates(now)
+		a.tickAnalyses(ctx, now)
 		select {
 		case <-ctx.Done():
 			return
@@ -81,8 +80,7 @@ func (a *App) gateLoop(ctx context.Context) {
 }
 
 // evaluateGates runs one evaluation: alerts for changes to firing or
-// resolved, and a message on shadoweval.verdicts.<arm> for every verdict
-// that changed.
+// resolved.
 func (a *App) evaluateGates(now time.Time) {
 	g := a.gating
 	for _, tr := range g.engine.Evaluate(now) {
@@ -103,31 +101,6 @@ func (a *App) evaluateGates(now time.Time) {
 		g.alerts.Notify(al)
 		a.log.Info("gate "+tr.State.String(), "gate", tr.Gate, "arm", tr.Arm, "window", tr.Window, "reason", tr.Reason)
 	}
-	for _, arm := range a.win.Arms() {
-		for _, spec := range a.win.Specs() {
-			rep := g.engine.Report(arm, spec.Name, now)
-			key := [2]string{arm, spec.Name}
-			g.mu.Lock()
-			old, seen := g.verdicts[key]
-			g.verdicts[key] = rep.Verdict
-			g.mu.Unlock()
-			if seen && old == rep.Verdict || !seen && rep.Verdict == gates.VerdictInconclusive {
-				continue
-			}
-			if a.pub != nil {
-				if err := a.pub.PublishJSON(a.cfg.Subjects.Verdicts+"."+arm, rep); err != nil {
-					a.log.Warn("verdict not published", "arm", arm, "err", err)
-				}
-			}
-		}
-	}
-}
-
-func (a *App) gateRoutes(mux *http.ServeMux) {
-	eng := a.gating.engine
-	mux.Handle("GET /api/v1/verdict", gates.VerdictHandler(eng, a.now))
-	mux.Handle("POST /api/v1/flagger/{hook}", gates.FlaggerHandler(eng, a.now))
-	mux.Handle("POST /judge", gates.KayentaJudgeHandler(eng, a.now))
 }
 
 // Gates is the gate engine (for the demo and the status page).

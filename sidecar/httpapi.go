@@ -24,7 +24,7 @@ func (a *App) routes() http.Handler {
 	})
 	mux.HandleFunc("POST /-/reload", a.handleReload)
 	mux.HandleFunc("GET /api/v1/windows", a.handleWindows)
-	a.gateRoutes(mux)
+	a.analysisRoutes(mux)
 	a.statusRoutes(mux)
 	// Profiles, as Prometheus and Alertmanager serve them: how an SRE finds
 	// where a sidecar's CPU goes in place. Not the command line: it may

@@ -220,6 +220,7 @@ func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool,
 	if !sent.IsZero() {
 		lag = max(0, now.Sub(sent).Seconds())
 	}
+	a.observeAnalyses(o, now)
 	a.tallyOf(m).scored(kind, o, len(a.cfg.K), len(a.metrics.metricK), lag, count)
 	a.tracing.scored(m, e, o, window.Scored)
 	if count {

@@ -3,7 +3,8 @@ package sidecar
 // JetStream mode (SPEC §9, nats.jetstream: true).
 //
 // On every start the durable consumer nats.durable is deleted and created
-// again with DeliverByStartTime = now − (longest window + max lateness):
+// again with DeliverByStartTime = now − (longest window + max lateness),
+// or earlier: the start of the oldest running canary analysis (analyses.go):
 // the windows live in memory only, so they are rebuilt by replaying the
 // stream from there, in stream order, through the same handler as live
 // messages; the consumer then follows the stream. The old consumer's
@@ -30,7 +31,8 @@ package sidecar
 // no second dead letter (dead letters are at least once, not once per
 // restart). The stream is
 // created when missing, file-backed, with the four input subjects and a
-// MaxAge of twice the replay span; an existing stream is used as it is.
+// MaxAge of twice the replay span, or analysis.max_duration and the span
+// when longer; an existing stream is used as it is.
 
 import (
 	"context"
@@ -108,6 +110,11 @@ func (a *App) subscribeJetStream(ctx context.Context) error {
 	s := a.cfg.Subjects
 	span := a.replaySpan()
 	start := a.now().Add(-span)
+	// A running analysis accumulates from its start: replay from there so
+	// that it comes back as an uninterrupted run would have it.
+	if t := a.analyses.m.EarliestStart(); !t.IsZero() {
+		start = minTime(start, t.Add(-time.Duration(a.cfg.Window.MaxLateness)))
+	}
 	sub, err := stream.ConsumeJetStream(ctx, a.nc, stream.JetStreamOptions{
 		Stream:  a.cfg.NATS.Stream,
 		Durable: a.cfg.NATS.Durable,
@@ -116,7 +123,7 @@ func (a *App) subscribeJetStream(ctx context.Context) error {
 			stream.KindAnswer: s.Answer, stream.KindJudgement: s.Judgement,
 		},
 		StartTime: start,
-		MaxAge:    2 * span,
+		MaxAge:    max(2*span, time.Duration(a.cfg.Analysis.MaxDuration)+span),
 		OnError:   func(err error) { a.log.Warn("JetStream consumer", "err", err) },
 	}, a.handle)
 	if err != nil {
@@ -179,4 +186,11 @@ func (a *App) clockOf(m *stream.Message) time.Time {
 		return m.Received
 	}
 	return a.expiryNow()
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

@@ -86,9 +86,11 @@ func (a *App) handleJudgement(m *stream.Message, subjectArm string) {
 		if g, ok := a.gold.Lookup(j.QID); ok {
 			typ = g.Type
 		}
-		err := a.win.AddPair(&window.PairObservation{Arm: arm, Type: typ, Time: m.Received, Scholar: scholar.Label, Auditor: auditor.Label}, m.Received)
+		p := &window.PairObservation{Arm: arm, Type: typ, Time: m.Received, Scholar: scholar.Label, Auditor: auditor.Label}
+		err := a.win.AddPair(p, m.Received)
 		switch {
 		case err == nil:
+			a.observeAnalysesPair(p)
 			a.countAt(m, stream.KindJudgement, arm, window.Scored, m.Received)
 			a.countAt(m, stream.KindJudgement, arm, window.Scored, m.Received)
 		case err == window.ErrLate:

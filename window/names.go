@@ -109,3 +109,17 @@ func MetricNames(ks []int) []string {
 	}
 	return names
 }
+
+// LowerIsBetter tells whether a smaller value of the metric is the better
+// one: refusal errors, ΔS, λ flips, abstentions, anchor distance and the
+// triage labels that name a fault. Every other metric is better higher.
+func LowerIsBetter(name string) bool {
+	switch name {
+	case "under_refusal", "over_refusal", "anchor_proximity",
+		"delta_s_median", "delta_s_p90", "delta_s_retrieved_median", "delta_s_retrieved_p90",
+		"lambda_flip_rate", "abstain_rate",
+		"triage_retrieval_drift", "triage_generation_drift", "triage_refusal_suspect":
+		return true
+	}
+	return false
+}

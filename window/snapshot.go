@@ -209,14 +209,40 @@ func mean(sum float64, n int64) Value {
 
 // metrics turns the window's sums into the metrics of SPEC §4.
 func (w *Windows) metrics(g *agg) map[string]Value {
-	l := &w.layout
+	var lam lamCounts
+	for i := range g.lam {
+		ok, cv, fl := g.lam[i].eval(w.minRuns)
+		lam.count(ok, cv, fl)
+	}
+	return computeMetrics(&w.layout, w.ks, &g.cell, lam)
+}
+
+// lamCounts are the complete, convergent and flipping λ groups.
+type lamCounts struct{ complete, convergent, flips int64 }
+
+func (lc *lamCounts) count(complete, convergent, flips bool) {
+	if !complete {
+		return
+	}
+	lc.complete++
+	if convergent {
+		lc.convergent++
+	}
+	if flips {
+		lc.flips++
+	}
+}
+
+// computeMetrics turns summed counts (and the λ group counts) into the
+// metrics of SPEC §4.
+func computeMetrics(l *layout, ks []int, g *cell, lam lamCounts) map[string]Value {
 	c := g.cnt
-	m := make(map[string]Value, 24+3*len(w.ks))
+	m := make(map[string]Value, 24+3*len(ks))
 	m["precision"] = proportion(c[cPrecNum], c[cShip], 1, true)
 	m["chr"] = proportion(c[cChrNum], c[cShip], 1, true)
 	m["under_refusal"] = proportion(c[cShipUnans], c[cUnans], 0, true)
 	m["over_refusal"] = proportion(c[cRefAnsw], c[cAnsw], 0, true)
-	for i, k := range w.ks {
+	for i, k := range ks {
 		s := strconv.Itoa(k)
 		m["recall_at_"+s] = proportion(c[l.recall+i], c[cRetA], 0, true)
 		m["mean_precision_at_"+s] = mean(g.sums[l.sumP+i].float(), c[cRetN])
@@ -238,22 +264,8 @@ func (w *Windows) metrics(g *agg) map[string]Value {
 	quant(&g.cited, "delta_s_median", "delta_s_p90")
 	quant(&g.ret, "delta_s_retrieved_median", "delta_s_retrieved_p90")
 
-	var complete, conv, flips int64
-	for i := range g.lam {
-		ok, cv, fl := g.lam[i].eval(w.minRuns)
-		if !ok {
-			continue
-		}
-		complete++
-		if cv {
-			conv++
-		}
-		if fl {
-			flips++
-		}
-	}
-	m["lambda_convergence"] = proportion(conv, complete, 0, false)
-	m["lambda_flip_rate"] = proportion(flips, complete, 0, false)
+	m["lambda_convergence"] = proportion(lam.convergent, lam.complete, 0, false)
+	m["lambda_flip_rate"] = proportion(lam.flips, lam.complete, 0, false)
 
 	var cm [4][4]int64
 	for i := range cm {

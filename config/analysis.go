@@ -1,0 +1,330 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/shadoweval/shadoweval/window"
+)
+
+// AnalysisConfig is the analysis section (SPEC §5.2): canary analyses.
+type AnalysisConfig struct {
+	Alpha       float64                    `yaml:"alpha"`        // default 0.01; chance of ever failing a healthy candidate
+	Checks      map[string][]AnalysisCheck `yaml:"checks"`       // named check sets; "canary" and "eligibility" ship
+	MaxActive   int                        `yaml:"max_active"`   // default 64
+	MaxDuration Duration                   `yaml:"max_duration"` // default 24h
+	Retention   Duration                   `yaml:"retention"`    // default 24h
+	KVBucket    string                     `yaml:"kv_bucket"`    // default "shadoweval_analyses"
+}
+
+// AnalysisCheck is one check of a set. With Op empty it is a comparison check:
+// d = candidate − baseline of Metric, failing when d is beyond Tolerance on the
+// metric's failing side (window.LowerIsBetter decides the side). With Op set it
+// is an absolute check: the candidate's own value must satisfy `value Op Threshold`.
+type AnalysisCheck struct {
+	Name       string  `yaml:"name"` // default: Metric
+	Metric     string  `yaml:"metric"`
+	Tolerance  float64 `yaml:"tolerance"`   // comparison checks
+	Op         string  `yaml:"op"`          // absolute checks: >=, >, <=, <
+	Threshold  float64 `yaml:"threshold"`   // absolute checks
+	MinSamples int     `yaml:"min_samples"` // default DefaultMinSamples(Metric)
+	Line       int     `yaml:"-"`           // line in the file, 0 when built in code
+}
+
+// Absolute tells an absolute check (the candidate's own value against
+// Threshold) from a comparison with the baseline.
+func (c AnalysisCheck) Absolute() bool { return c.Op != "" }
+
+// Defaults of the analysis section.
+const (
+	DefaultAnalysisAlpha     = 0.01
+	DefaultAnalysisMaxActive = 64
+	DefaultAnalysisKVBucket  = "shadoweval_analyses"
+	defaultAnalysisDuration  = 24 * time.Hour // max_duration and retention
+)
+
+// The shipped check sets; the verdict endpoints name them (SPEC §6), so a
+// configuration may replace them but not drop them.
+const (
+	CanaryCheckSet      = "canary"
+	EligibilityCheckSet = "eligibility"
+)
+
+var shippedCheckSets = []string{CanaryCheckSet, EligibilityCheckSet}
+
+// DefaultCheckSets returns fresh copies of the shipped check sets of SPEC
+// §5.2: "canary" compares the candidate with the baseline; "eligibility"
+// holds the seed 001 floors a shadow arm must clear before a canary starts.
+func DefaultCheckSets() map[string][]AnalysisCheck {
+	cmp := func(metric string) AnalysisCheck {
+		return AnalysisCheck{Name: metric, Metric: metric, Tolerance: 0.02, MinSamples: DefaultMinSamples(metric)}
+	}
+	abs := func(metric, op string, threshold float64) AnalysisCheck {
+		return AnalysisCheck{Name: metric, Metric: metric, Op: op, Threshold: threshold, MinSamples: DefaultMinSamples(metric)}
+	}
+	return map[string][]AnalysisCheck{
+		CanaryCheckSet: {
+			cmp("precision"), cmp("chr"), cmp("over_refusal"), cmp("under_refusal"),
+			cmp("recall_at_5"), cmp("coverage"), cmp("citation_accuracy"), cmp("lambda_convergence"),
+			cmp("delta_s_median"), cmp("delta_s_p90"), cmp("agreement"), cmp("kappa"),
+		},
+		EligibilityCheckSet: {
+			abs("coverage", ">=", 0.70),
+			abs("citation_accuracy", ">=", 0.95),
+			abs("delta_s_median", "<=", 0.40),
+			abs("delta_s_p90", "<=", 0.55),
+			abs("lambda_convergence", ">=", 0.95),
+			cmp("recall_at_5"),
+		},
+	}
+}
+
+func defaultAnalysis() AnalysisConfig {
+	return AnalysisConfig{
+		Alpha:       DefaultAnalysisAlpha,
+		Checks:      DefaultCheckSets(),
+		MaxActive:   DefaultAnalysisMaxActive,
+		MaxDuration: Duration(defaultAnalysisDuration),
+		Retention:   Duration(defaultAnalysisDuration),
+		KVBucket:    DefaultAnalysisKVBucket,
+	}
+}
+
+// clone is a deep copy: the sets share no slices with a.
+func (a AnalysisConfig) clone() AnalysisConfig {
+	if a.Checks != nil {
+		sets := make(map[string][]AnalysisCheck, len(a.Checks))
+		for name, set := range a.Checks {
+			sets[name] = slices.Clone(set)
+		}
+		a.Checks = sets
+	}
+	return a
+}
+
+// fillAnalysisDefaults names each check that has no name after its metric
+// and gives min_samples 0 its per-metric default.
+func (c *Config) fillAnalysisDefaults() {
+	for _, set := range c.Analysis.Checks {
+		for i := range set {
+			ch := &set[i]
+			if ch.Name == "" {
+				ch.Name = ch.Metric
+			}
+			if ch.MinSamples == 0 {
+				ch.MinSamples = DefaultMinSamples(ch.Metric)
+			}
+		}
+	}
+}
+
+// checkSetRE is a check set name: it goes in URLs and JSON bodies.
+var checkSetRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// analysisQuantiles are the quantile metrics an analysis can judge: the
+// sequential quantile test runs on the cited ΔS only.
+var analysisQuantiles = []string{"delta_s_median", "delta_s_p90"}
+
+func (k *checker) analysis() {
+	a := &k.c.Analysis
+	if !(a.Alpha > 0 && a.Alpha < 0.5) {
+		k.errf("analysis.alpha", "must be in (0, 0.5), got %s", fmtFloat(a.Alpha))
+	}
+	if a.MaxActive < 1 {
+		k.errf("analysis.max_active", "must be >= 1, got %d", a.MaxActive)
+	}
+	k.positiveDuration("analysis.max_duration", a.MaxDuration)
+	k.positiveDuration("analysis.retention", a.Retention)
+	switch b := a.KVBucket; {
+	case b == "":
+		k.errf("analysis.kv_bucket", "is empty; analyses keep their checkpoints there")
+	case !bucketRE.MatchString(b):
+		k.bucket("analysis.kv_bucket", b)
+	case b == k.c.Gold.KVBucket:
+		k.errf("analysis.kv_bucket", "%q is also gold.kv_bucket; analyses need a bucket of their own", b)
+	case b == k.c.Cluster.KVBucket:
+		k.errf("analysis.kv_bucket", "%q is also cluster.kv_bucket; analyses need a bucket of their own", b)
+	}
+	for _, name := range shippedCheckSets {
+		if _, ok := a.Checks[name]; !ok {
+			k.errf("analysis.checks", "the shipped %q set is missing; the verdict endpoints use it", name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(a.Checks)) {
+		k.checkSet(name)
+	}
+}
+
+// setPath is the key path of check set name, for lines; setLabel names it
+// in messages, quoted when the name is not a valid one.
+func setPath(name string) string { return "analysis.checks." + name }
+
+func setLabel(name string) string {
+	if checkSetRE.MatchString(name) {
+		return setPath(name)
+	}
+	return fmt.Sprintf("analysis.checks[%q]", name)
+}
+
+func (k *checker) checkSet(name string) {
+	set := k.c.Analysis.Checks[name]
+	line := k.lineOf(setPath(name))
+	switch {
+	case name == "":
+		k.errs = append(k.errs, &Error{File: k.file, Line: line, Msg: "analysis.checks: a set name is empty"})
+	case !checkSetRE.MatchString(name):
+		k.errs = append(k.errs, &Error{File: k.file, Line: line,
+			Msg: fmt.Sprintf("analysis.checks: set name %q may only hold letters, digits, '_', '-' and '.' (at most 64)", name)})
+	}
+	if len(set) == 0 {
+		k.errs = append(k.errs, &Error{File: k.file, Line: line, Msg: setLabel(name) + ": a set must have at least one check"})
+	}
+	for i := range set {
+		k.analysisCheck(name, i)
+	}
+}
+
+// checkf reports a problem of check i of set, at the line of its key field.
+func (k *checker) checkf(set string, i int, field, format string, args ...any) {
+	ch := &k.c.Analysis.Checks[set][i]
+	path := fmt.Sprintf("%s[%d]", setPath(set), i)
+	line := k.lines[path+"."+field]
+	if line == 0 {
+		line = ch.Line
+	}
+	if line == 0 && k.shippedSet(set) {
+		// The shipped sets are valid with the default k: only k breaks them.
+		line = k.lines["k"]
+	}
+	if line == 0 {
+		line = k.lineOf(setPath(set))
+	}
+	prefix := fmt.Sprintf("%s[%d]", setLabel(set), i)
+	if ch.Name != "" {
+		prefix += fmt.Sprintf(" %q", ch.Name)
+	}
+	msg := prefix + ": " + fmt.Sprintf(format, args...)
+	if k.shippedSet(set) {
+		msg += fmt.Sprintf(" (a shipped check set: give your own analysis.checks.%s to replace it)", set)
+	}
+	k.errs = append(k.errs, &Error{File: k.file, Line: line, Msg: msg})
+}
+
+// shippedSet tells a set the file left as shipped from one it gave.
+func (k *checker) shippedSet(set string) bool {
+	if k.c.src == nil {
+		return false
+	}
+	_, given := k.lines[setPath(set)]
+	return !given
+}
+
+func (k *checker) analysisCheck(set string, i int) {
+	c := k.c
+	sets := c.Analysis.Checks
+	ch := &sets[set][i]
+	name := ch.Name
+	if name == "" {
+		name = ch.Metric // what fillAnalysisDefaults would make it
+	}
+	if ch.Name != "" && !gateNameRE.MatchString(ch.Name) {
+		k.checkf(set, i, "name", "name %q may only hold letters, digits, '_', '-', '.' and ':'", ch.Name)
+	} else if name != "" {
+		for j := range i {
+			other := sets[set][j]
+			if other.Name == "" {
+				other.Name = other.Metric
+			}
+			if other.Name != name {
+				continue
+			}
+			at := ""
+			if other.Line > 0 {
+				at = fmt.Sprintf(" at line %d", other.Line)
+			}
+			hint := ""
+			if name == ch.Metric {
+				hint = "; checks of one metric need names of their own"
+			}
+			k.checkf(set, i, "name", "duplicate name (also %s[%d]%s)%s", setLabel(set), j, at, hint)
+			break
+		}
+	}
+
+	kind, known := window.Kind(0), false
+	switch {
+	case ch.Metric == "":
+		k.checkf(set, i, "metric", "metric is empty")
+	default:
+		kind, known = window.MetricKind(ch.Metric, c.K)
+		switch {
+		case !known && len(c.K) == 0 && k.kHint(ch.Metric) != "":
+			// a per-k metric with no k at all: reported once, at k
+		case !known:
+			k.checkf(set, i, "metric", "unknown metric %q%s", ch.Metric, k.kHint(ch.Metric))
+		default:
+			if why := analysisMetricProblem(ch.Metric, kind); why != "" {
+				k.checkf(set, i, "metric", "%s", why)
+				known = false // no range to check against
+			}
+		}
+	}
+
+	if !ch.Absolute() {
+		if ch.Threshold != 0 {
+			k.checkf(set, i, "threshold", "threshold goes with op (an absolute check); a comparison check takes tolerance")
+		}
+		hi := 1.0
+		if kind == window.Kappa {
+			hi = 2 // κ spans [-1, 1]
+		}
+		switch {
+		case math.IsNaN(ch.Tolerance) || math.IsInf(ch.Tolerance, 0):
+			k.checkf(set, i, "tolerance", "tolerance must be a finite number")
+		case known && !(ch.Tolerance >= 0 && ch.Tolerance < hi):
+			k.checkf(set, i, "tolerance", "tolerance %s is out of range [0, %s) for %s metric %q",
+				fmtFloat(ch.Tolerance), fmtFloat(hi), kindName(kind), ch.Metric)
+		case !known && ch.Tolerance < 0:
+			k.checkf(set, i, "tolerance", "tolerance %s is negative", fmtFloat(ch.Tolerance))
+		}
+	} else {
+		if !slices.Contains(gateOps, ch.Op) {
+			k.checkf(set, i, "op", "op %q is not one of %s", ch.Op, strings.Join(gateOps, ", "))
+		}
+		if ch.Tolerance != 0 {
+			k.checkf(set, i, "tolerance", "tolerance goes with a comparison check; an absolute check (op set) takes threshold")
+		}
+		if math.IsNaN(ch.Threshold) || math.IsInf(ch.Threshold, 0) {
+			k.checkf(set, i, "threshold", "threshold must be a finite number")
+		} else if known {
+			if why := thresholdProblem(ch.Metric, kind, false, ch.Threshold); why != "" {
+				k.checkf(set, i, "threshold", "%s", why)
+			}
+		}
+	}
+
+	if ch.MinSamples < 0 {
+		k.checkf(set, i, "min_samples", "min_samples must be >= 0, got %d", ch.MinSamples)
+	}
+}
+
+// analysisMetricProblem says why an analysis cannot judge a known metric,
+// "" when it can: the confidence sequences exist for proportions, κ and
+// quantiles of the cited ΔS only.
+func analysisMetricProblem(metric string, kind window.Kind) string {
+	const judged = "analysis checks judge proportions, kappa and delta_s_median/delta_s_p90"
+	switch {
+	case kind == window.Proportion, kind == window.Kappa:
+		return ""
+	case kind == window.Quantile && slices.Contains(analysisQuantiles, metric):
+		return ""
+	case kind == window.Quantile:
+		return fmt.Sprintf("%s; %q is a quantile of the retrieved ΔS, not of the cited ΔS", judged, metric)
+	}
+	return fmt.Sprintf("%s; %q is a %s", judged, metric, kindName(kind))
+}

@@ -1,0 +1,228 @@
+package sidecar
+
+// Canary analyses in the app (SPEC §5.2): the Manager gets every scored
+// observation, the verdict endpoints answer from it, and a loop judges the
+// analyses, publishes verdict changes on <subjects.verdicts>.<arm> and
+// checkpoints them in the analysis.kv_bucket KV bucket.
+//
+// What a checkpoint holds depends on the mode. In JetStream mode it holds
+// the analysis' spec and end only: a restart replays the stream from the
+// start of the oldest running analysis, so the accumulators come back the
+// same as an uninterrupted run's. With core NATS, which keeps nothing, it
+// holds the accumulators too, written on every tick: a restart resumes from
+// the last one, and the events of the gap between the checkpoint and the
+// restart are lost as core NATS loses them.
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/shadoweval/shadoweval/sidecar/analysis"
+	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/window"
+)
+
+// analyses is the app's side of the analysis Manager.
+type analyses struct {
+	m *analysis.Manager
+
+	kvMu sync.Mutex // serialises checkpoints, so a stale one never lands last
+	kv   *stream.KV // nil until Start opens it, or when it cannot be opened
+
+	checkpointErrors prometheus.Counter
+	// onVerdict, when set, sees every verdict change (the demo prints them).
+	onVerdict func(analysis.Result)
+}
+
+func (a *App) newAnalyses(onVerdict func(analysis.Result)) {
+	an := &analyses{onVerdict: onVerdict}
+	an.m = analysis.NewManager(analysis.Options{
+		Config: a.cfg.Analysis, Ks: a.cfg.K, MinRuns: a.cfg.Lambda.MinRuns,
+		Persist: func(x *analysis.Analysis) { a.checkpoint(context.Background(), x) },
+	})
+	an.checkpointErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "shadoweval_analysis_checkpoint_errors_total",
+		Help: "Analysis checkpoints that could not be written to or read from the analysis.kv_bucket KV bucket.",
+	})
+	a.reg.MustRegister(an.checkpointErrors, newAnalysisCollector(an.m))
+	a.analyses = an
+}
+
+// Analyses is the analysis Manager (for the demo and the status page).
+func (a *App) Analyses() *analysis.Manager { return a.analyses.m }
+
+// observeAnalyses hands a scored observation to the analyses reading its
+// arm, at its event time (now when it has none).
+func (a *App) observeAnalyses(o *window.Observation, now time.Time) {
+	t := o.Time
+	if t.IsZero() {
+		t = now
+	}
+	// The windows accepted o, and they check it as the analyses do.
+	if err := a.analyses.m.Observe(o, t); err != nil {
+		a.log.Warn("observation refused by an analysis", "arm", o.Arm, "err", err)
+	}
+}
+
+func (a *App) observeAnalysesPair(p *window.PairObservation) {
+	if err := a.analyses.m.ObservePair(p, p.Time); err != nil {
+		a.log.Warn("judgement pair refused by an analysis", "arm", p.Arm, "err", err)
+	}
+}
+
+// restoreAnalyses opens the KV bucket and restores every saved analysis.
+// Without the bucket (a server with no JetStream) analyses still run, but
+// do not survive a restart; that is logged and counted.
+func (a *App) restoreAnalyses(ctx context.Context) {
+	an := a.analyses
+	bucket := a.cfg.Analysis.KVBucket
+	kv, err := stream.OpenKV(ctx, a.nc, bucket, "shadoweval canary analyses")
+	if err != nil {
+		an.checkpointErrors.Inc()
+		a.log.Warn("analysis checkpoints off: analyses will not survive a restart", "bucket", bucket, "err", err)
+		return
+	}
+	an.kvMu.Lock()
+	an.kv = kv
+	an.kvMu.Unlock()
+	saved, err := kv.All(ctx)
+	if err != nil {
+		an.checkpointErrors.Inc()
+		a.log.Warn("analysis checkpoints: some could not be read", "bucket", bucket, "err", err)
+	}
+	for id, data := range saved {
+		var s analysis.Saved
+		if err := json.Unmarshal(data, &s); err != nil {
+			an.checkpointErrors.Inc()
+			a.log.Warn("analysis checkpoint unreadable; analysis dropped", "analysis", id, "err", err)
+			continue
+		}
+		if err := an.m.Restore(s); err != nil {
+			an.checkpointErrors.Inc()
+			a.log.Warn("analysis checkpoint not restored", "analysis", id, "err", err)
+			continue
+		}
+		a.log.Info("analysis restored", "analysis", id, "arm", s.Spec.Arm, "baseline", s.Spec.Baseline, "since", s.Spec.Start.UTC().Format(time.RFC3339))
+	}
+}
+
+// checkpoint writes x to the KV bucket: its accumulators too with core
+// NATS (see the top of this file).
+func (a *App) checkpoint(ctx context.Context, x *analysis.Analysis) {
+	an := a.analyses
+	an.kvMu.Lock()
+	defer an.kvMu.Unlock()
+	if an.kv == nil {
+		return
+	}
+	s, err := x.Save(!a.cfg.NATS.JetStream)
+	if err == nil {
+		var data []byte
+		if data, err = json.Marshal(s); err == nil {
+			err = an.kv.Put(ctx, s.Spec.ID, data)
+		}
+	}
+	if err != nil {
+		an.checkpointErrors.Inc()
+		a.log.Warn("analysis checkpoint not written", "analysis", x.Spec().ID, "err", err)
+	}
+}
+
+// tickAnalyses judges the analyses at now: verdict changes are published,
+// forgotten analyses leave the bucket, and with core NATS every running
+// analysis is checkpointed.
+func (a *App) tickAnalyses(ctx context.Context, now time.Time) {
+	an := a.analyses
+	changed, forgotten := an.m.Tick(now)
+	for _, r := range changed {
+		if an.onVerdict != nil {
+			an.onVerdict(r)
+		}
+		a.log.Info("analysis verdict "+string(r.Verdict), "analysis", r.Analysis, "arm", r.Arm, "baseline", r.Baseline, "reason", r.Reason)
+		if a.pub != nil {
+			if err := a.pub.PublishJSON(a.cfg.Subjects.Verdicts+"."+r.Arm, r); err != nil {
+				a.log.Warn("verdict not published", "analysis", r.Analysis, "arm", r.Arm, "err", err)
+			}
+		}
+	}
+	an.kvMu.Lock()
+	kv := an.kv
+	an.kvMu.Unlock()
+	if kv == nil {
+		return
+	}
+	for _, id := range forgotten {
+		if err := kv.Delete(ctx, id); err != nil {
+			an.checkpointErrors.Inc()
+			a.log.Warn("analysis checkpoint not deleted", "analysis", id, "err", err)
+		}
+	}
+	if !a.cfg.NATS.JetStream {
+		for _, x := range an.m.List() {
+			if x.Running() {
+				a.checkpoint(ctx, x)
+			}
+		}
+	}
+}
+
+func (a *App) analysisRoutes(mux *http.ServeMux) {
+	h := &analysis.Handlers{M: a.analyses.m, Now: a.now, Admin: a.authorized}
+	h.Register(mux)
+}
+
+// analysisCollector exports each running analysis' verdict and each
+// check's estimate and bounds at scrape time. Ended analyses are left out,
+// so the label sets stay bounded by analysis.max_active.
+type analysisCollector struct {
+	m                                   *analysis.Manager
+	active, verdict, estimate, low, upp *prometheus.Desc
+}
+
+func newAnalysisCollector(m *analysis.Manager) *analysisCollector {
+	return &analysisCollector{m: m,
+		active:   prometheus.NewDesc("shadoweval_analyses_active", "Canary analyses running.", nil, nil),
+		verdict:  prometheus.NewDesc("shadoweval_analysis_verdict", "1 for the current verdict of a running canary analysis (pass, fail, inconclusive).", []string{"analysis", "arm", "baseline", "verdict"}, nil),
+		estimate: prometheus.NewDesc("shadoweval_analysis_check_estimate", "Estimate of a check of a running analysis: arm − baseline for a comparison, the arm's value for an absolute check.", []string{"analysis", "check", "metric"}, nil),
+		low:      prometheus.NewDesc("shadoweval_analysis_check_lower", "Lower bound of a check's confidence sequence.", []string{"analysis", "check", "metric"}, nil),
+		upp:      prometheus.NewDesc("shadoweval_analysis_check_upper", "Upper bound of a check's confidence sequence.", []string{"analysis", "check", "metric"}, nil),
+	}
+}
+
+func (c *analysisCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.active, c.verdict, c.estimate, c.low, c.upp} {
+		ch <- d
+	}
+}
+
+func (c *analysisCollector) Collect(ch chan<- prometheus.Metric) {
+	n := 0
+	for _, x := range c.m.List() {
+		if !x.Running() {
+			continue
+		}
+		n++
+		r := x.Result()
+		for _, v := range []analysis.Verdict{analysis.Pass, analysis.Fail, analysis.Inconclusive} {
+			val := 0.0
+			if r.Verdict == v {
+				val = 1
+			}
+			ch <- prometheus.MustNewConstMetric(c.verdict, prometheus.GaugeValue, val, r.Analysis, r.Arm, r.Baseline, string(v))
+		}
+		for _, ck := range r.Checks {
+			if ck.Estimate == nil || ck.Interval == nil {
+				continue
+			}
+			ch <- prometheus.MustNewConstMetric(c.estimate, prometheus.GaugeValue, *ck.Estimate, r.Analysis, ck.Name, ck.Metric)
+			ch <- prometheus.MustNewConstMetric(c.low, prometheus.GaugeValue, ck.Interval[0], r.Analysis, ck.Name, ck.Metric)
+			ch <- prometheus.MustNewConstMetric(c.upp, prometheus.GaugeValue, ck.Interval[1], r.Analysis, ck.Name, ck.Metric)
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(c.active, prometheus.GaugeValue, float64(n))
+}

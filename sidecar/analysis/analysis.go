@@ -1,0 +1,238 @@
+// Package analysis runs canary analyses (SPEC §5.2): each compares a
+// candidate arm with a baseline arm over everything both have seen since the
+// analysis started, and judges a set of checks with anytime-valid confidence
+// sequences (package confseq), so its verdict may be read at any moment
+// without raising its error rate. Every verdict endpoint (Argo Rollouts,
+// Flagger, Kayenta) answers from an analysis.
+//
+// # Checks
+//
+// A comparison check judges d = candidate − baseline of one metric against
+// a tolerance t on the failing side; an absolute check judges the
+// candidate's own value against a threshold. Each is judged from a
+// confidence sequence whose every side holds at level 1 − α/m, m the
+// number of checks with data: so the chance that a healthy candidate is
+// ever failed by any check, however often the verdict is read, is at most
+// α. A check is fail when its whole interval is beyond the tolerance (or
+// threshold) on the failing side, pass when it is wholly on the passing
+// side, else inconclusive; both need min_samples in each arm it reads.
+// A check whose metric has no sample in either arm is no_data and left out.
+// The analysis is fail when any check fails, pass when every check with
+// data passes, else inconclusive.
+//
+// # Lifetime
+//
+// An analysis accumulates observations of its two arms whose event time is
+// at or after its start. It ends when ended (DELETE) or after max_duration,
+// and stays readable for retention after that. At most max_active run at
+// once.
+package analysis
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/window"
+)
+
+// Result is an analysis as last judged: the body of the verdict endpoint
+// (SPEC §6) and of the analyses API.
+type Result struct {
+	Verdict  Verdict   `json:"verdict"`
+	Analysis string    `json:"analysis"`
+	Arm      string    `json:"arm"`
+	Baseline string    `json:"baseline"`
+	CheckSet string    `json:"check_set"`
+	Since    time.Time `json:"since"`
+	// Ended is when the analysis ended; nil while it runs.
+	Ended     *time.Time `json:"ended,omitempty"`
+	EndReason string     `json:"end_reason,omitempty"`
+	Alpha     float64    `json:"alpha"`
+	// Events are the observations accumulated per arm.
+	Events Samples `json:"events"`
+	// Reason says in words why the verdict is not pass.
+	Reason string        `json:"reason,omitempty"`
+	Checks []CheckResult `json:"checks"`
+}
+
+// Point is one judgement of an analysis' checks, kept for the status page:
+// how the intervals narrowed over time.
+type Point struct {
+	At      time.Time    `json:"at"`
+	Verdict Verdict      `json:"verdict"`
+	Checks  []CheckPoint `json:"checks"`
+}
+
+// CheckPoint is one check in a Point; Lo and Hi are NaN-free: a check
+// without interval is left out (Valid false).
+type CheckPoint struct {
+	Estimate, Lo, Hi float64
+	Valid            bool
+	Verdict          Verdict
+}
+
+// maxHistory bounds the points an analysis keeps; past it every other
+// point is dropped, so the history spans the whole analysis at a coarser
+// step.
+const maxHistory = 240
+
+// Spec is what an analysis is started with.
+type Spec struct {
+	ID       string    `json:"id"`
+	Arm      string    `json:"arm"`
+	Baseline string    `json:"baseline"`
+	CheckSet string    `json:"checks"`
+	Start    time.Time `json:"start"`
+}
+
+// Analysis is one running or ended analysis. Safe for concurrent use.
+type Analysis struct {
+	spec   Spec
+	checks []config.AnalysisCheck
+	alpha  float64
+
+	mu        sync.Mutex
+	cand      *window.Cumulative
+	base      *window.Cumulative
+	events    Samples
+	ended     time.Time
+	endReason string
+	history   []Point
+	step      int // keep one judgement of every step for the history
+	tick      int
+	last      Verdict // of the last Judge, for change detection
+}
+
+func newAnalysis(spec Spec, checks []config.AnalysisCheck, alpha float64, ks []int, minRuns int) *Analysis {
+	return &Analysis{
+		spec: spec, checks: slices.Clone(checks), alpha: alpha,
+		cand: window.NewCumulative(ks, minRuns), base: window.NewCumulative(ks, minRuns),
+		step: 1,
+	}
+}
+
+// Spec returns what the analysis was started with.
+func (an *Analysis) Spec() Spec { return an.spec }
+
+// observe adds o to the side(s) of the analysis its arm is; false when the
+// analysis does not take it (another arm, before the start, after the end).
+func (an *Analysis) observe(o *window.Observation, t time.Time) error {
+	an.mu.Lock()
+	defer an.mu.Unlock()
+	if t.Before(an.spec.Start) || !an.ended.IsZero() && !t.Before(an.ended) {
+		return nil
+	}
+	if o.Arm == an.spec.Arm {
+		if err := an.cand.Add(o); err != nil {
+			return err
+		}
+		an.events.Arm++
+	}
+	if o.Arm == an.spec.Baseline {
+		if err := an.base.Add(o); err != nil {
+			return err
+		}
+		an.events.Baseline++
+	}
+	return nil
+}
+
+func (an *Analysis) observePair(p *window.PairObservation, t time.Time) error {
+	an.mu.Lock()
+	defer an.mu.Unlock()
+	if t.Before(an.spec.Start) || !an.ended.IsZero() && !t.Before(an.ended) {
+		return nil
+	}
+	if p.Arm == an.spec.Arm {
+		if err := an.cand.AddPair(p); err != nil {
+			return err
+		}
+	}
+	if p.Arm == an.spec.Baseline {
+		return an.base.AddPair(p)
+	}
+	return nil
+}
+
+// Result judges the analysis now.
+func (an *Analysis) Result() Result {
+	an.mu.Lock()
+	defer an.mu.Unlock()
+	return an.resultLocked()
+}
+
+func (an *Analysis) resultLocked() Result {
+	a := arms{cand: an.cand, base: an.base, candM: an.cand.Metrics(), baseM: an.base.Metrics()}
+	checks, v, reason := judge(an.checks, &a, an.alpha)
+	r := Result{
+		Verdict: v, Analysis: an.spec.ID, Arm: an.spec.Arm, Baseline: an.spec.Baseline, CheckSet: an.spec.CheckSet,
+		Since: an.spec.Start, Alpha: an.alpha, Events: an.events, Reason: reason, Checks: checks,
+	}
+	if !an.ended.IsZero() {
+		end := an.ended
+		r.Ended, r.EndReason = &end, an.endReason
+	}
+	return r
+}
+
+// record judges the analysis, keeps the judgement in the history and
+// reports whether the verdict changed since the last record.
+func (an *Analysis) record(now time.Time) (Result, bool) {
+	an.mu.Lock()
+	defer an.mu.Unlock()
+	r := an.resultLocked()
+	changed := r.Verdict != an.last
+	an.last = r.Verdict
+	if an.ended.IsZero() {
+		an.tick++
+		if an.tick%an.step == 0 {
+			p := Point{At: now, Verdict: r.Verdict, Checks: make([]CheckPoint, len(r.Checks))}
+			for i, c := range r.Checks {
+				cp := CheckPoint{Verdict: c.Verdict}
+				if c.Interval != nil && c.Estimate != nil {
+					cp = CheckPoint{Estimate: *c.Estimate, Lo: c.Interval[0], Hi: c.Interval[1], Valid: true, Verdict: c.Verdict}
+				}
+				p.Checks[i] = cp
+			}
+			an.history = append(an.history, p)
+			if len(an.history) >= maxHistory {
+				kept := an.history[:0]
+				for i := 0; i < len(an.history); i += 2 {
+					kept = append(kept, an.history[i])
+				}
+				an.history = kept
+				an.step *= 2
+			}
+		}
+	}
+	return r, changed
+}
+
+// History returns the recorded judgements, oldest first.
+func (an *Analysis) History() []Point {
+	an.mu.Lock()
+	defer an.mu.Unlock()
+	return slices.Clone(an.history)
+}
+
+// end ends the analysis at t; false when it had ended already.
+func (an *Analysis) end(t time.Time, reason string) bool {
+	an.mu.Lock()
+	defer an.mu.Unlock()
+	if !an.ended.IsZero() {
+		return false
+	}
+	an.ended, an.endReason = t, reason
+	return true
+}
+
+func (an *Analysis) endedAt() time.Time {
+	an.mu.Lock()
+	defer an.mu.Unlock()
+	return an.ended
+}
+
+// Running reports whether the analysis has not ended.
+func (an *Analysis) Running() bool { return an.endedAt().IsZero() }

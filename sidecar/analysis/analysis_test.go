@@ -1,0 +1,380 @@
+package analysis
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/sidecar/analysis/confseq"
+	"github.com/shadoweval/shadoweval/window"
+)
+
+var t0 = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+
+// quality is one arm's per-event probabilities in the tests.
+type quality struct {
+	prec   float64 // P(contained ∧ hit | shipped answerable)
+	deltaS float64 // mean cited ΔS
+}
+
+var healthy = quality{prec: 0.85, deltaS: 0.30}
+
+// feed adds n events of arm with quality q to m at t.
+func feed(t *testing.T, m *Manager, rng *rand.Rand, arm string, q quality, n int, at time.Time) {
+	t.Helper()
+	for i := range n {
+		good := rng.Float64() < q.prec
+		o := window.Observation{
+			Arm: arm, QID: "q" + string(rune('a'+i%26)), Time: at, HasAnswer: true, Answerable: true, Shipped: true,
+			Hit: good, Contained: good, Triage: -1,
+			HasDeltaSCited: true, DeltaSCited: min(1, max(0, q.deltaS+0.1*rng.NormFloat64())),
+			Lambda: window.LambdaRun{State: window.LambdaConvergent},
+		}
+		if err := m.Observe(&o, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func onlyChecks(names ...string) map[string][]config.AnalysisCheck {
+	sets := config.DefaultCheckSets()
+	var kept []config.AnalysisCheck
+	for _, c := range sets[config.CanaryCheckSet] {
+		for _, n := range names {
+			if c.Name == n {
+				kept = append(kept, c)
+			}
+		}
+	}
+	sets["some"] = kept
+	return sets
+}
+
+func newTestManager(sets map[string][]config.AnalysisCheck) *Manager {
+	cfg := config.Default().Analysis
+	if sets != nil {
+		cfg.Checks = sets
+	}
+	return NewManager(Options{Config: cfg, Ks: []int{1, 3, 5, 10}, MinRuns: 3})
+}
+
+func checkOf(t *testing.T, r Result, name string) CheckResult {
+	t.Helper()
+	for _, c := range r.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no check %s in %+v", name, r.Checks)
+	return CheckResult{}
+}
+
+func TestVerdicts(t *testing.T) {
+	cases := []struct {
+		name           string
+		cand           quality
+		nCand, nBase   int
+		verdict        Verdict
+		prec, deltaP90 Verdict
+	}{
+		{"healthy with plenty", healthy, 20000, 80000, Pass, Pass, Pass},
+		{"precision 10 points worse", quality{prec: 0.75, deltaS: 0.30}, 4000, 16000, Fail, Fail, Pass},
+		{"ΔS 0.1 worse", quality{prec: 0.85, deltaS: 0.40}, 4000, 16000, Fail, Inconclusive, Fail},
+		{"too few samples", healthy, 50, 200, Inconclusive, Inconclusive, Inconclusive},
+		{"no candidate yet", healthy, 0, 2000, Inconclusive, Inconclusive, Inconclusive},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := newTestManager(onlyChecks("precision", "delta_s_p90", "agreement"))
+			if _, created, err := m.Start(StartRequest{ID: "a", Checks: "some"}, t0); err != nil || !created {
+				t.Fatalf("start: %v %v", created, err)
+			}
+			rng := rand.New(rand.NewPCG(7, 8))
+			feed(t, m, rng, "canary", c.cand, c.nCand, t0)
+			feed(t, m, rng, "live", healthy, c.nBase, t0)
+			an, _ := m.Get("a")
+			r := an.Result()
+			if r.Verdict != c.verdict {
+				t.Errorf("verdict %s (%s), want %s", r.Verdict, r.Reason, c.verdict)
+			}
+			if p := checkOf(t, r, "precision"); p.Verdict != c.prec {
+				t.Errorf("precision %s (%s), want %s", p.Verdict, p.Reason, c.prec)
+			}
+			if d := checkOf(t, r, "delta_s_p90"); d.Verdict != c.deltaP90 {
+				t.Errorf("delta_s_p90 %s (%s), want %s", d.Verdict, d.Reason, c.deltaP90)
+			}
+			// No judgement pair flowed: agreement has no data and is left
+			// out, so m is 2 and each side holds at 1 − α/2.
+			ag := checkOf(t, r, "agreement")
+			if ag.Verdict != NoData || ag.Estimate != nil || ag.Interval != nil {
+				t.Errorf("agreement %+v, want no_data without numbers", ag)
+			}
+			if p := checkOf(t, r, "precision"); math.Abs(p.Level-(1-0.01/2)) > 1e-12 {
+				t.Errorf("level %v, want 1 − 0.01/2", p.Level)
+			}
+			if r.Events != (Samples{Arm: int64(c.nCand), Baseline: int64(c.nBase)}) {
+				t.Errorf("events %+v", r.Events)
+			}
+			if r.Verdict != Pass && r.Reason == "" {
+				t.Error("no reason for a verdict other than pass")
+			}
+		})
+	}
+}
+
+// The interval of a comparison contains its estimate, and the check is
+// judged against the tolerance on the metric's failing side.
+func TestDecide(t *testing.T) {
+	cmp := config.AnalysisCheck{Metric: "precision", Tolerance: 0.02}
+	for _, c := range []struct {
+		lowerBetter bool
+		lo, hi      float64
+		want        Verdict
+	}{
+		{false, -0.01, 0.01, Pass},
+		{false, -0.03, 0.01, Inconclusive},
+		{false, -0.08, -0.03, Fail},
+		{false, -0.02, 0.0, Inconclusive}, // touching the tolerance is not a pass
+		{true, -0.01, 0.01, Pass},
+		{true, 0.01, 0.05, Inconclusive},
+		{true, 0.03, 0.05, Fail},
+	} {
+		if got, why := decide(cmp, c.lowerBetter, confseqInterval(c.lo, c.hi)); got != c.want {
+			t.Errorf("%+v: %s (%s)", c, got, why)
+		}
+	}
+	for _, c := range []struct {
+		op     string
+		lo, hi float64
+		want   Verdict
+	}{
+		{">=", 0.71, 0.8, Pass}, {">=", 0.7, 0.8, Pass}, {">=", 0.6, 0.69, Fail}, {">=", 0.65, 0.75, Inconclusive},
+		{">", 0.7, 0.8, Inconclusive}, {">", 0.6, 0.7, Fail},
+		{"<=", 0.3, 0.4, Pass}, {"<=", 0.41, 0.5, Fail}, {"<", 0.3, 0.4, Inconclusive}, {"<", 0.4, 0.5, Fail},
+	} {
+		abs := config.AnalysisCheck{Metric: "coverage", Op: c.op, Threshold: 0.7}
+		if c.op[0] == '<' {
+			abs.Threshold = 0.4
+		}
+		if got, why := decide(abs, false, confseqInterval(c.lo, c.hi)); got != c.want {
+			t.Errorf("%+v: %s (%s)", c, got, why)
+		}
+	}
+}
+
+func TestEligibility(t *testing.T) {
+	m := newTestManager(nil)
+	if _, _, err := m.Start(StartRequest{ID: "e", Arm: "shadow", Checks: config.EligibilityCheckSet}, t0); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	feed(t, m, rng, "shadow", healthy, 5000, t0)
+	an, _ := m.Get("e")
+	r := an.Result()
+	// ΔS median 0.30 ± noise: well under 0.40; the sample has no coverage
+	// or citation-accuracy eligibility, so those are no_data.
+	if c := checkOf(t, r, "delta_s_median"); c.Verdict != Pass || c.Kind != KindAbsolute || c.Threshold == nil || *c.Threshold != 0.40 {
+		t.Errorf("delta_s_median %+v", c)
+	}
+	if c := checkOf(t, r, "coverage"); c.Verdict != NoData {
+		t.Errorf("coverage %+v, want no_data", c)
+	}
+	// recall_at_5 compares with the baseline, which has no data: no_data
+	// only when neither arm has any; the shadow arm has no retrieval either.
+	if c := checkOf(t, r, "recall_at_5"); c.Verdict != NoData {
+		t.Errorf("recall_at_5 %+v", c)
+	}
+}
+
+func TestManagerLifecycle(t *testing.T) {
+	m := newTestManager(nil)
+	m.cfg.MaxActive = 2
+	if _, created, err := m.Start(StartRequest{ID: "a"}, t0); err != nil || !created {
+		t.Fatalf("first start: %v %v", created, err)
+	}
+	r, created, err := m.Start(StartRequest{ID: "a", Arm: "other"}, t0.Add(time.Minute))
+	if err != nil || created || r.Arm != "canary" || !r.Since.Equal(t0) {
+		t.Errorf("same id again: created %v, %+v, %v; want the existing analysis", created, r, err)
+	}
+	for _, c := range []struct {
+		req  StartRequest
+		want error
+		msg  string
+	}{
+		{StartRequest{ID: "b", Checks: "nope"}, ErrBadRequest, `unknown check set "nope"`},
+		{StartRequest{ID: "b c"}, ErrBadRequest, `id "b c" has ' '`},
+		{StartRequest{ID: "b", Arm: "can.ary"}, ErrBadRequest, `arm "can.ary" has '.'`},
+		{StartRequest{ID: strings.Repeat("x", 129)}, ErrBadRequest, "at most 128"},
+		{StartRequest{ID: "b", Arm: "live"}, ErrBadRequest, `arm and baseline are both "live"`},
+		{StartRequest{ID: "b", Baseline: "\x00"}, ErrBadRequest, "baseline"},
+	} {
+		_, _, err := m.Start(c.req, t0)
+		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%+v: %v, want %v with %q", c.req, err, c.want, c.msg)
+		}
+	}
+	if _, _, err := m.Start(StartRequest{ID: "b"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := m.Start(StartRequest{ID: "c"}, t0); !errors.Is(err, ErrTooMany) || !strings.Contains(err.Error(), "max_active 2") {
+		t.Errorf("third start: %v, want ErrTooMany", err)
+	}
+	// Ending one frees its place; it stays readable.
+	if _, ok := m.End("a", t0.Add(time.Minute)); !ok {
+		t.Fatal("end a")
+	}
+	if _, _, err := m.Start(StartRequest{ID: "c"}, t0.Add(time.Minute)); err != nil {
+		t.Fatalf("start after end: %v", err)
+	}
+	if an, ok := m.Get("a"); !ok || an.Running() || an.Result().Ended == nil {
+		t.Error("ended analysis not readable as ended")
+	}
+	// Observations before an analysis' start or after its end are not
+	// its; the ended one takes nothing.
+	rng := rand.New(rand.NewPCG(2, 2))
+	feed(t, m, rng, "canary", healthy, 10, t0.Add(-time.Second))
+	feed(t, m, rng, "canary", healthy, 7, t0.Add(2*time.Minute))
+	for id, want := range map[string]int64{"a": 0, "b": 7, "c": 7} {
+		an, _ := m.Get(id)
+		if got := an.Result().Events.Arm; got != want {
+			t.Errorf("analysis %s took %d events, want %d", id, got, want)
+		}
+	}
+	// max_duration ends b and c; retention forgets a first.
+	maxDur, keep := time.Duration(m.cfg.MaxDuration), time.Duration(m.cfg.Retention)
+	_, forgotten := m.Tick(t0.Add(maxDur))
+	if b, _ := m.Get("b"); b.Running() || b.Result().EndReason != "max_duration" || len(forgotten) != 0 {
+		t.Errorf("after max_duration: b running %v (%s), forgotten %v", b.Running(), b.Result().EndReason, forgotten)
+	}
+	if _, forgotten = m.Tick(t0.Add(time.Minute + keep)); len(forgotten) != 1 || forgotten[0] != "a" {
+		t.Errorf("retention: forgot %v, want [a]", forgotten)
+	}
+	if m.Active() != 0 || len(m.List()) != 2 {
+		t.Errorf("active %d, listed %d", m.Active(), len(m.List()))
+	}
+}
+
+// Tick reports a verdict when it changes, not a new analysis' first
+// inconclusive, and records the history.
+func TestTickChanges(t *testing.T) {
+	m := newTestManager(onlyChecks("precision"))
+	if _, _, err := m.Start(StartRequest{ID: "a", Checks: "some"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if ch, _ := m.Tick(t0); len(ch) != 0 {
+		t.Errorf("first inconclusive reported: %+v", ch)
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	feed(t, m, rng, "canary", quality{prec: 0.6}, 3000, t0)
+	feed(t, m, rng, "live", healthy, 12000, t0)
+	ch, _ := m.Tick(t0.Add(time.Minute))
+	if len(ch) != 1 || ch[0].Verdict != Fail || ch[0].Analysis != "a" {
+		t.Errorf("changes %+v, want a to fail", ch)
+	}
+	if ch, _ := m.Tick(t0.Add(2 * time.Minute)); len(ch) != 0 {
+		t.Errorf("unchanged verdict reported: %+v", ch)
+	}
+	an, _ := m.Get("a")
+	h := an.History()
+	if len(h) != 3 || !h[1].Checks[0].Valid || h[1].Verdict != Fail || h[0].Checks[0].Valid {
+		t.Errorf("history %+v", h)
+	}
+	// The history stays bounded, keeping the whole span at a coarser step.
+	for i := range 3 * maxHistory {
+		m.Tick(t0.Add(time.Duration(3+i) * time.Minute))
+	}
+	h = an.History()
+	if len(h) >= maxHistory || !h[0].At.Equal(t0) {
+		t.Errorf("history of %d points from %v", len(h), h[0].At)
+	}
+}
+
+// A checkpoint restores the same judgement; one without accumulators only
+// the spec.
+func TestSaveRestore(t *testing.T) {
+	m := newTestManager(nil)
+	if _, _, err := m.Start(StartRequest{ID: "a"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(4, 4))
+	feed(t, m, rng, "canary", healthy, 3000, t0)
+	feed(t, m, rng, "live", healthy, 9000, t0)
+	m.Tick(t0)
+	an, _ := m.Get("a")
+	want := an.Result()
+	for _, acc := range []bool{true, false} {
+		s, err := an.Save(acc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Saved
+		if err := json.Unmarshal(data, &back); err != nil {
+			t.Fatal(err)
+		}
+		m2 := newTestManager(nil)
+		if err := m2.Restore(back); err != nil {
+			t.Fatal(err)
+		}
+		an2, _ := m2.Get("a")
+		got := an2.Result()
+		if acc {
+			gj, _ := json.Marshal(got)
+			wj, _ := json.Marshal(want)
+			if string(gj) != string(wj) || len(an2.History()) != 1 {
+				t.Errorf("restored:\n%s\nwant:\n%s", gj, wj)
+			}
+		} else if got.Events != (Samples{}) || !got.Since.Equal(t0) || got.Arm != "canary" {
+			t.Errorf("spec-only restore: %+v", got)
+		}
+	}
+	bad := Saved{Spec: Spec{ID: "x", Arm: "canary", Baseline: "live", CheckSet: "gone", Start: t0}}
+	if err := m.Restore(bad); err == nil || !strings.Contains(err.Error(), `check set "gone"`) {
+		t.Errorf("restore with an unknown set: %v", err)
+	}
+}
+
+// Judgement pairs reach the agreement and kappa checks.
+func TestPairs(t *testing.T) {
+	m := newTestManager(onlyChecks("agreement", "kappa"))
+	if _, _, err := m.Start(StartRequest{ID: "a", Checks: "some"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, arm := range []string{"canary", "live", "live", "live"} {
+		for range 2000 {
+			s, a := "VALID", "VALID"
+			if rng.Float64() < 0.3 {
+				s, a = "REJECT", "REJECT"
+			}
+			if rng.Float64() < 0.03 {
+				a = "NOT_IN_CONTEXT"
+			}
+			if err := m.ObservePair(&window.PairObservation{Arm: arm, Scholar: s, Auditor: a}, t0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := m.ObservePair(&window.PairObservation{Arm: "canary", Scholar: "MAYBE", Auditor: "VALID"}, t0); err == nil {
+		t.Error("unknown label accepted")
+	}
+	an, _ := m.Get("a")
+	r := an.Result()
+	ag, k := checkOf(t, r, "agreement"), checkOf(t, r, "kappa")
+	if ag.Samples != (Samples{Arm: 2000, Baseline: 6000}) || ag.Verdict != Pass || k.Verdict == Fail {
+		t.Errorf("agreement %+v\nkappa %+v", ag, k)
+	}
+	if !(k.Interval[0] < *k.Estimate && *k.Estimate < k.Interval[1]) {
+		t.Errorf("kappa estimate %v outside %v", *k.Estimate, *k.Interval)
+	}
+}
+
+func confseqInterval(lo, hi float64) confseq.Interval { return confseq.Interval{Lo: lo, Hi: hi} }

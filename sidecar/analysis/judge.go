@@ -1,0 +1,329 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/sidecar/analysis/confseq"
+	"github.com/shadoweval/shadoweval/window"
+)
+
+// Verdict is the outcome of a check or of an analysis.
+type Verdict string
+
+// Verdicts. NoData is a check's only: its metric has no sample in either
+// arm, and it is left out of the analysis verdict.
+const (
+	Pass         Verdict = "pass"
+	Fail         Verdict = "fail"
+	Inconclusive Verdict = "inconclusive"
+	NoData       Verdict = "no_data"
+)
+
+// Samples counts one metric's samples (or an analysis' events) per arm.
+type Samples struct {
+	Arm      int64 `json:"arm"`
+	Baseline int64 `json:"baseline"`
+}
+
+// CheckResult is one check of an analysis as last judged.
+type CheckResult struct {
+	Name   string `json:"name"`
+	Metric string `json:"metric"`
+	// Kind is "comparison" (candidate − baseline against Tolerance) or
+	// "absolute" (the candidate's value Op Threshold).
+	Kind string `json:"kind"`
+	// Estimate is candidate − baseline for a comparison, the candidate's
+	// value for an absolute check; nil without data.
+	Estimate *float64 `json:"estimate"`
+	// Interval is the confidence sequence of Estimate now; nil without
+	// data.
+	Interval      *[2]float64 `json:"interval"`
+	Tolerance     float64     `json:"tolerance"`
+	Op            string      `json:"op,omitempty"`
+	Threshold     *float64    `json:"threshold,omitempty"`
+	LowerIsBetter bool        `json:"lower_is_better"`
+	// ArmValue and BaselineValue are each arm's own value of the metric.
+	ArmValue      *float64 `json:"arm_value"`
+	BaselineValue *float64 `json:"baseline_value"`
+	Samples       Samples  `json:"samples"`
+	MinSamples    int      `json:"min_samples"`
+	// Level is the confidence of each side of Interval: 1 − α/m.
+	Level   float64 `json:"level"`
+	Verdict Verdict `json:"verdict"`
+	Reason  string  `json:"reason"`
+}
+
+// Kinds of checks.
+const (
+	KindComparison = "comparison"
+	KindAbsolute   = "absolute"
+)
+
+// arms is what a judgement reads of the two arms.
+type arms struct {
+	cand, base   *window.Cumulative
+	candM, baseM map[string]window.Value
+}
+
+// judge judges checks over the two arms at level alpha (split over the
+// checks with data) and returns the results and the analysis verdict.
+func judge(checks []config.AnalysisCheck, a *arms, alpha float64) ([]CheckResult, Verdict, string) {
+	res := make([]CheckResult, len(checks))
+	withData := 0
+	for i, c := range checks {
+		r := &res[i]
+		*r = CheckResult{Name: c.Name, Metric: c.Metric, Kind: KindComparison, Tolerance: c.Tolerance,
+			LowerIsBetter: window.LowerIsBetter(c.Metric), MinSamples: c.MinSamples}
+		if c.Absolute() {
+			r.Kind, r.Op, r.Tolerance = KindAbsolute, c.Op, 0
+			th := c.Threshold
+			r.Threshold = &th
+		}
+		vc, vb := a.candM[c.Metric], a.baseM[c.Metric]
+		r.Samples = Samples{Arm: vc.Samples, Baseline: vb.Samples}
+		if vc.Samples > 0 {
+			r.ArmValue = ptr(vc.Value)
+		}
+		if vb.Samples > 0 {
+			r.BaselineValue = ptr(vb.Value)
+		}
+		hasData := vc.Samples > 0
+		if !c.Absolute() {
+			hasData = hasData || vb.Samples > 0
+		}
+		if !hasData {
+			r.Verdict, r.Reason = NoData, "no sample of "+c.Metric+" in either arm"
+			continue
+		}
+		withData++
+	}
+	level := alpha / float64(max(withData, 1))
+	var failing, undecided []string
+	passed := 0
+	for i, c := range checks {
+		r := &res[i]
+		r.Level = 1 - level
+		if r.Verdict == NoData {
+			continue
+		}
+		judgeCheck(c, r, a, level)
+		switch r.Verdict {
+		case Fail:
+			failing = append(failing, r.Name)
+		case Pass:
+			passed++
+		default:
+			undecided = append(undecided, r.Name)
+		}
+	}
+	switch {
+	case len(failing) > 0:
+		return res, Fail, "failing: " + strings.Join(failing, ", ")
+	case withData == 0:
+		return res, Inconclusive, "no data yet for any check"
+	case passed == withData:
+		return res, Pass, ""
+	}
+	return res, Inconclusive, "undecided: " + strings.Join(undecided, ", ")
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// judgeCheck fills in r's estimate, interval and verdict; r has data.
+func judgeCheck(c config.AnalysisCheck, r *CheckResult, a *arms, level float64) {
+	kind, _ := window.MetricKind(c.Metric, []int{metricK(c.Metric)})
+	var iv confseq.Interval
+	var est float64
+	comparison := !c.Absolute()
+	switch {
+	case comparison && r.Samples.Arm == 0:
+		r.Verdict, r.Reason = Inconclusive, "no sample in arm yet; baseline has "+strconv.FormatInt(r.Samples.Baseline, 10)
+		return
+	case comparison && r.Samples.Baseline == 0:
+		r.Verdict, r.Reason = Inconclusive, "no sample in baseline yet; arm has "+strconv.FormatInt(r.Samples.Arm, 10)
+		return
+	}
+	switch {
+	case kind == window.Quantile:
+		est, iv = quantileBounds(c, a, level, comparison)
+	case kind == window.Kappa:
+		est, iv = kappaBounds(c, a, level, comparison)
+	default: // proportions: config admits no other kind
+		vc, vb := a.candM[c.Metric], a.baseM[c.Metric]
+		if comparison {
+			b := boundaryFor(level, confseq.PlannedInformation(level, c.Tolerance))
+			est = vc.Value - vb.Value
+			iv = confseq.ProportionDiff(b, vc.Num, vc.Den, vb.Num, vb.Den)
+		} else {
+			b := boundaryFor(level, confseq.PlannedInformation(level, oneSampleMargin))
+			est = vc.Value
+			iv = confseq.Proportion(b, vc.Num, vc.Den)
+		}
+	}
+	r.Estimate = ptr(est)
+	r.Interval = &[2]float64{iv.Lo, iv.Hi}
+	enough := r.Samples.Arm >= int64(c.MinSamples) && (!comparison || r.Samples.Baseline >= int64(c.MinSamples))
+	if !enough {
+		r.Verdict = Inconclusive
+		if comparison {
+			r.Reason = fmt.Sprintf("samples %d (arm) and %d (baseline), need %d each", r.Samples.Arm, r.Samples.Baseline, c.MinSamples)
+		} else {
+			r.Reason = fmt.Sprintf("samples %d, need %d", r.Samples.Arm, c.MinSamples)
+		}
+		return
+	}
+	r.Verdict, r.Reason = decide(c, r.LowerIsBetter, iv)
+}
+
+// decide places the interval against the tolerance or threshold.
+func decide(c config.AnalysisCheck, lowerBetter bool, iv confseq.Interval) (Verdict, string) {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
+	span := "[" + f(iv.Lo) + ", " + f(iv.Hi) + "]"
+	if c.Absolute() {
+		t := c.Threshold
+		var pass, fail bool
+		switch c.Op {
+		case ">=":
+			pass, fail = iv.Lo >= t, iv.Hi < t
+		case ">":
+			pass, fail = iv.Lo > t, iv.Hi <= t
+		case "<=":
+			pass, fail = iv.Hi <= t, iv.Lo > t
+		case "<":
+			pass, fail = iv.Hi < t, iv.Lo >= t
+		}
+		want := c.Metric + " " + c.Op + " " + f(t)
+		switch {
+		case fail:
+			return Fail, span + " entirely breaks " + want
+		case pass:
+			return Pass, span + " entirely meets " + want
+		}
+		return Inconclusive, span + " straddles " + f(t)
+	}
+	t := c.Tolerance
+	if lowerBetter {
+		switch {
+		case iv.Lo > t:
+			return Fail, "arm − baseline in " + span + ", entirely above +" + f(t)
+		case iv.Hi < t:
+			return Pass, "arm − baseline in " + span + ", entirely below +" + f(t)
+		}
+		return Inconclusive, "arm − baseline in " + span + ", straddles +" + f(t)
+	}
+	switch {
+	case iv.Hi < -t:
+		return Fail, "arm − baseline in " + span + ", entirely below −" + f(t)
+	case iv.Lo > -t:
+		return Pass, "arm − baseline in " + span + ", entirely above −" + f(t)
+	}
+	return Inconclusive, "arm − baseline in " + span + ", straddles −" + f(t)
+}
+
+// metricK is the k a metric name carries (recall_at_5 → 5), or 5.
+func metricK(name string) int {
+	if i := strings.LastIndexByte(name, '_'); i >= 0 {
+		if k, err := strconv.Atoi(name[i+1:]); err == nil && k > 0 {
+			return k
+		}
+	}
+	return 5
+}
+
+// oneSampleMargin is where a one-sample boundary is tuned to be tightest:
+// about the margin between the shipped eligibility thresholds and a
+// healthy arm.
+const oneSampleMargin = 0.02
+
+// quantileOf maps a quantile metric to its probability.
+func quantileOf(metric string) float64 {
+	if strings.HasSuffix(metric, "_p90") {
+		return 0.9
+	}
+	return 0.5
+}
+
+// quantilePlanN is the sample count at which a quantile's boundary is
+// tuned to be tightest.
+const quantilePlanN = 4000
+
+// quantileBounds bounds the candidate's cited-ΔS quantile (absolute) or its
+// difference with the baseline's (comparison). Each arm's quantile lies
+// between two order statistics (confseq.QuantileRanks); a difference takes
+// the candidate's lower bound minus the baseline's upper bound and so on,
+// each bound at half the level, so that each side of the difference holds
+// at level.
+func quantileBounds(c config.AnalysisCheck, a *arms, level float64, comparison bool) (float64, confseq.Interval) {
+	p := quantileOf(c.Metric)
+	lv := level
+	if comparison {
+		lv = level / 2
+	}
+	b := boundaryFor(lv, quantilePlanN*p*(1-p))
+	cl, ch := rankBounds(b, a.cand, p)
+	est := a.candM[c.Metric].Value
+	if !comparison {
+		return est, confseq.Interval{Lo: cl, Hi: ch}
+	}
+	bl, bh := rankBounds(b, a.base, p)
+	return est - a.baseM[c.Metric].Value, confseq.Interval{Lo: cl - bh, Hi: ch - bl}
+}
+
+// rankBounds is the p-quantile's bounds in one arm: the order statistics of
+// ranks ⌈np − u⌉ and ⌊np + u⌋ + 1 (1-based); 0 and 1, ΔS's range, when the
+// rank is outside the sample.
+func rankBounds(b confseq.Boundary, cu *window.Cumulative, p float64) (lo, hi float64) {
+	n := float64(cu.CitedCount())
+	flo, fhi := confseq.QuantileRanks(b, p, n)
+	lo, hi = 0, 1
+	if k := math.Ceil(flo * n); k >= 1 {
+		lo = cu.CitedOrderStat(k - 1)
+	}
+	if k := math.Floor(fhi*n) + 1; k <= n {
+		hi = cu.CitedOrderStat(k - 1)
+	}
+	return lo, hi
+}
+
+// kappaBounds bounds κ (absolute) or κ_arm − κ_baseline with Cohen's
+// large-sample variance.
+func kappaBounds(c config.AnalysisCheck, a *arms, level float64, comparison bool) (float64, confseq.Interval) {
+	variance := func(m map[string]window.Value) (float64, float64) {
+		k, ag := m["kappa"], m["agreement"]
+		po := ag.Value
+		pe := 0.5
+		if k.Value < 1 {
+			pe = (po - k.Value) / (1 - k.Value)
+		}
+		return k.Value, confseq.KappaVariance(po, min(max(pe, 0), 0.99), float64(k.Samples))
+	}
+	kc, vc := variance(a.candM)
+	if !comparison {
+		b := boundaryFor(level, confseq.PlannedInformation(level, oneSampleMargin))
+		r := confseq.Diff(b, vc)
+		return kc, confseq.Interval{Lo: max(-1, kc-r), Hi: min(1, kc+r)}
+	}
+	kb, vb := variance(a.baseM)
+	b := boundaryFor(level, confseq.PlannedInformation(level, c.Tolerance))
+	r := confseq.Diff(b, vc+vb)
+	d := kc - kb
+	return d, confseq.Interval{Lo: max(-2, d-r), Hi: min(2, d+r)}
+}
+
+// boundaries caches tuned boundaries: tuning searches, reading must not.
+var boundaries sync.Map // [2]float64{level, planned} → confseq.Boundary
+
+func boundaryFor(level, planned float64) confseq.Boundary {
+	key := [2]float64{level, planned}
+	if b, ok := boundaries.Load(key); ok {
+		return b.(confseq.Boundary)
+	}
+	b := confseq.Tuned(level, planned)
+	boundaries.Store(key, b)
+	return b
+}

@@ -1,0 +1,362 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode"
+
+	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/window"
+)
+
+// Errors of Start. The HTTP API answers 400 for ErrBadRequest and 429 for
+// ErrTooMany; both are wrapped with the reason.
+var (
+	ErrBadRequest = errors.New("bad analysis request")
+	ErrTooMany    = errors.New("too many active analyses")
+)
+
+// DefaultBaseline is the baseline arm of an analysis that names none.
+const DefaultBaseline = "live"
+
+// maxNameLen bounds analysis ids and arm names.
+const maxNameLen = 128
+
+// Options configure a Manager.
+type Options struct {
+	Config  config.AnalysisConfig
+	Ks      []int // the windows' cut-offs
+	MinRuns int   // lambda.min_runs
+	// Persist, when set, is called after an analysis starts or ends (not
+	// under the Manager's lock), so that it outlives a kill -9 at once.
+	Persist func(*Analysis)
+}
+
+// Manager holds the analyses: it starts, routes observations to, judges,
+// ends and forgets them. Safe for concurrent use.
+type Manager struct {
+	cfg     config.AnalysisConfig
+	ks      []int
+	minRuns int
+	persist func(*Analysis)
+
+	mu   sync.RWMutex
+	byID map[string]*Analysis
+	// route maps an arm to the running analyses that read it; replaced on
+	// every start and end, so Observe reads it without a lock.
+	route atomic.Pointer[map[string][]*Analysis]
+}
+
+// NewManager returns a Manager with no analysis.
+func NewManager(opt Options) *Manager {
+	m := &Manager{cfg: opt.Config, ks: slices.Clone(opt.Ks), minRuns: opt.MinRuns, persist: opt.Persist, byID: map[string]*Analysis{}}
+	if m.cfg.Checks == nil {
+		m.cfg.Checks = config.DefaultCheckSets()
+	}
+	if m.cfg.Alpha <= 0 {
+		m.cfg.Alpha = config.DefaultAnalysisAlpha
+	}
+	if m.cfg.MaxActive <= 0 {
+		m.cfg.MaxActive = config.DefaultAnalysisMaxActive
+	}
+	empty := map[string][]*Analysis{}
+	m.route.Store(&empty)
+	return m
+}
+
+// StartRequest is the body of POST /api/v1/analyses.
+type StartRequest struct {
+	ID       string `json:"id"`
+	Arm      string `json:"arm"`
+	Baseline string `json:"baseline"`
+	Checks   string `json:"checks"`
+}
+
+// CheckSets lists the configured check sets' names.
+func (m *Manager) CheckSets() []string {
+	names := make([]string, 0, len(m.cfg.Checks))
+	for n := range m.cfg.Checks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// nameProblem says what is wrong with an id or arm name, "" when nothing.
+func nameProblem(what, s string, dots bool) string {
+	if s == "" {
+		return what + " is empty"
+	}
+	if len(s) > maxNameLen {
+		return fmt.Sprintf("%s is %d bytes long, at most %d", what, len(s), maxNameLen)
+	}
+	for _, r := range s {
+		ok := r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-' || r == ':' || dots && r == '.')
+		if !ok {
+			allowed := "letters, digits, '_', '-' and ':'"
+			if dots {
+				allowed = "letters, digits, '_', '-', ':' and '.'"
+			}
+			return fmt.Sprintf("%s %q has %q; use %s", what, s, r, allowed)
+		}
+	}
+	return ""
+}
+
+// Start starts the analysis req describes at now, or returns the existing
+// one of that id (created false). Defaults: arm canary, baseline live,
+// checks canary, id the arm's name.
+func (m *Manager) Start(req StartRequest, now time.Time) (Result, bool, error) {
+	if req.Arm == "" {
+		req.Arm = "canary"
+	}
+	if req.Baseline == "" {
+		req.Baseline = DefaultBaseline
+	}
+	if req.Checks == "" {
+		req.Checks = config.CanaryCheckSet
+	}
+	if req.ID == "" {
+		req.ID = req.Arm
+	}
+	for _, p := range []string{nameProblem("id", req.ID, true), nameProblem("arm", req.Arm, false), nameProblem("baseline", req.Baseline, false)} {
+		if p != "" {
+			return Result{}, false, fmt.Errorf("%w: %s", ErrBadRequest, p)
+		}
+	}
+	if req.Arm == req.Baseline {
+		return Result{}, false, fmt.Errorf("%w: arm and baseline are both %q", ErrBadRequest, req.Arm)
+	}
+	checks, ok := m.cfg.Checks[req.Checks]
+	if !ok {
+		return Result{}, false, fmt.Errorf("%w: unknown check set %q (configured: %s)", ErrBadRequest, req.Checks, strings.Join(m.CheckSets(), ", "))
+	}
+	m.mu.Lock()
+	if an, ok := m.byID[req.ID]; ok {
+		m.mu.Unlock()
+		return an.Result(), false, nil
+	}
+	if n := m.activeLocked(); n >= m.cfg.MaxActive {
+		m.mu.Unlock()
+		return Result{}, false, fmt.Errorf("%w: %d of analysis.max_active %d are running; end one (DELETE /api/v1/analyses/{id}) first", ErrTooMany, n, m.cfg.MaxActive)
+	}
+	an := newAnalysis(Spec{ID: req.ID, Arm: req.Arm, Baseline: req.Baseline, CheckSet: req.Checks, Start: now}, checks, m.cfg.Alpha, m.ks, m.minRuns)
+	m.byID[req.ID] = an
+	m.rerouteLocked()
+	m.mu.Unlock()
+	if m.persist != nil {
+		m.persist(an)
+	}
+	return an.Result(), true, nil
+}
+
+// Restore adds an analysis as saved (Saved), replacing one of the same id.
+func (m *Manager) Restore(s Saved) error {
+	checks, ok := m.cfg.Checks[s.Spec.CheckSet]
+	if !ok {
+		return fmt.Errorf("analysis %q: check set %q is no longer configured", s.Spec.ID, s.Spec.CheckSet)
+	}
+	an := newAnalysis(s.Spec, checks, m.cfg.Alpha, m.ks, m.minRuns)
+	if err := an.load(s); err != nil {
+		return fmt.Errorf("analysis %q: %w", s.Spec.ID, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.byID[s.Spec.ID] = an
+	m.rerouteLocked()
+	return nil
+}
+
+func (m *Manager) activeLocked() int {
+	n := 0
+	for _, an := range m.byID {
+		if an.endedAt().IsZero() {
+			n++
+		}
+	}
+	return n
+}
+
+// rerouteLocked rebuilds the arm → analyses table from the running ones.
+func (m *Manager) rerouteLocked() {
+	route := map[string][]*Analysis{}
+	for _, an := range m.byID {
+		if !an.endedAt().IsZero() {
+			continue
+		}
+		route[an.spec.Arm] = append(route[an.spec.Arm], an)
+		route[an.spec.Baseline] = append(route[an.spec.Baseline], an)
+	}
+	m.route.Store(&route)
+}
+
+// Get returns the analysis of id.
+func (m *Manager) Get(id string) (*Analysis, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	an, ok := m.byID[id]
+	return an, ok
+}
+
+// List returns every analysis, running ones first, each group by start.
+func (m *Manager) List() []*Analysis {
+	m.mu.RLock()
+	list := make([]*Analysis, 0, len(m.byID))
+	for _, an := range m.byID {
+		list = append(list, an)
+	}
+	m.mu.RUnlock()
+	sort.Slice(list, func(i, j int) bool {
+		ei, ej := list[i].endedAt().IsZero(), list[j].endedAt().IsZero()
+		if ei != ej {
+			return ei
+		}
+		si, sj := list[i].spec.Start, list[j].spec.Start
+		if !si.Equal(sj) {
+			return si.Before(sj)
+		}
+		return list[i].spec.ID < list[j].spec.ID
+	})
+	return list
+}
+
+// Active is the number of running analyses.
+func (m *Manager) Active() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.activeLocked()
+}
+
+// End ends the analysis of id at now; it stays readable for
+// analysis.retention. False when there is none; ending an ended one does
+// nothing.
+func (m *Manager) End(id string, now time.Time) (*Analysis, bool) {
+	m.mu.Lock()
+	an, ok := m.byID[id]
+	if !ok {
+		m.mu.Unlock()
+		return nil, false
+	}
+	ended := an.end(now, "ended")
+	if ended {
+		m.rerouteLocked()
+	}
+	m.mu.Unlock()
+	if ended && m.persist != nil {
+		m.persist(an)
+	}
+	return an, true
+}
+
+// Observe adds o, whose event time is t, to every running analysis that
+// reads its arm. An invalid observation is refused with the first error.
+func (m *Manager) Observe(o *window.Observation, t time.Time) error {
+	arm := o.Arm
+	if arm == "" {
+		arm = window.DefaultArm
+	}
+	ans := (*m.route.Load())[arm]
+	if len(ans) == 0 {
+		return nil
+	}
+	if o.Arm == "" {
+		o.Arm = arm
+		defer func() { o.Arm = "" }()
+	}
+	for _, an := range ans {
+		if err := an.observe(o, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ObservePair adds a judgement pair at t to the analyses reading its arm.
+func (m *Manager) ObservePair(p *window.PairObservation, t time.Time) error {
+	arm := p.Arm
+	if arm == "" {
+		arm = window.DefaultArm
+	}
+	q := *p
+	q.Arm = arm
+	for _, an := range (*m.route.Load())[arm] {
+		if err := an.observePair(&q, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Tick judges every running analysis at now and records the judgement in
+// its history, ends those past analysis.max_duration and forgets ended ones
+// past analysis.retention. It returns the analyses whose verdict changed
+// (a new analysis' first verdict counts only when it is not inconclusive)
+// and those it forgot.
+func (m *Manager) Tick(now time.Time) (changed []Result, forgotten []string) {
+	maxDur, keep := time.Duration(m.cfg.MaxDuration), time.Duration(m.cfg.Retention)
+	m.mu.Lock()
+	rerouted := false
+	var timedOut []*Analysis
+	for id, an := range m.byID {
+		ended := an.endedAt()
+		switch {
+		case ended.IsZero() && maxDur > 0 && now.Sub(an.spec.Start) >= maxDur:
+			an.end(an.spec.Start.Add(maxDur), "max_duration")
+			timedOut = append(timedOut, an)
+			rerouted = true
+		case !ended.IsZero() && keep > 0 && now.Sub(ended) >= keep:
+			delete(m.byID, id)
+			forgotten = append(forgotten, id)
+			rerouted = true
+		}
+	}
+	if rerouted {
+		m.rerouteLocked()
+	}
+	list := make([]*Analysis, 0, len(m.byID))
+	for _, an := range m.byID {
+		list = append(list, an)
+	}
+	m.mu.Unlock()
+	if m.persist != nil {
+		for _, an := range timedOut {
+			m.persist(an)
+		}
+	}
+	for _, an := range list {
+		first := an.lastVerdict() == ""
+		r, ch := an.record(now)
+		if ch && !(first && r.Verdict == Inconclusive) {
+			changed = append(changed, r)
+		}
+	}
+	sort.Slice(changed, func(i, j int) bool { return changed[i].Analysis < changed[j].Analysis })
+	sort.Strings(forgotten)
+	return changed, forgotten
+}
+
+func (an *Analysis) lastVerdict() Verdict {
+	an.mu.Lock()
+	defer an.mu.Unlock()
+	return an.last
+}
+
+// EarliestStart is the start of the oldest running analysis (zero when
+// none): how far back a JetStream replay must reach to rebuild them.
+func (m *Manager) EarliestStart() time.Time {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var t time.Time
+	for _, an := range m.byID {
+		if an.endedAt().IsZero() && (t.IsZero() || an.spec.Start.Before(t)) {
+			t = an.spec.Start
+		}
+	}
+	return t
+}
