@@ -186,7 +186,20 @@ func (d *dist) state() distState {
 	return s
 }
 
-func (d *dist) load(s distState) {
+// load restores what state wrote, refusing what it could not have written:
+// a bin outside the ΔS range would make the dense store allocate up to it.
+func (d *dist) load(s distState) error {
+	lo, hi := mapIndex(MinDeltaS), mapIndex(1)
+	total := s.Zero
+	for i, c := range s.Bins {
+		if i < lo || i > hi || !(c > 0) || math.IsInf(c, 1) {
+			return fmt.Errorf("sketch bin %d of count %v outside [%d, %d]", i, c, lo, hi)
+		}
+		total += c
+	}
+	if s.N < 0 || !(s.Zero >= 0) || math.Abs(total-float64(s.N)) > 0.5 || !(0 <= s.Min && s.Min <= s.Max && s.Max <= 1) && s.N > 0 {
+		return fmt.Errorf("sketch of %d values with %v counted, range [%v, %v]", s.N, total, s.Min, s.Max)
+	}
 	d.n, d.zero, d.min, d.max = s.N, s.Zero, s.Min, s.Max
 	if len(s.Bins) > 0 {
 		d.st = store.NewDenseStore()
@@ -194,6 +207,7 @@ func (d *dist) load(s distState) {
 			d.st.AddWithCount(i, c)
 		}
 	}
+	return nil
 }
 
 // MarshalJSON writes the accumulator for a checkpoint.
@@ -224,18 +238,37 @@ func (cu *Cumulative) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("window: accumulator: %w", err)
 	}
+	if len(s.Ks) == 0 || len(s.Ks) > 32 || s.MinRuns < 1 {
+		return fmt.Errorf("window: accumulator: k %v and groups of %d runs", s.Ks, s.MinRuns)
+	}
 	fresh := NewCumulative(s.Ks, s.MinRuns)
 	if len(s.Counts) != fresh.l.nCnt || len(s.Sums) != fresh.l.nSums {
 		return fmt.Errorf("window: accumulator: %d counts and %d sums, want %d and %d for k %v", len(s.Counts), len(s.Sums), fresh.l.nCnt, fresh.l.nSums, s.Ks)
+	}
+	for i, v := range s.Counts {
+		if v < 0 {
+			return fmt.Errorf("window: accumulator: count %d is %d", i, v)
+		}
 	}
 	copy(fresh.c.cnt, s.Counts)
 	for i, v := range s.Sums {
 		fresh.c.sums[i] = fixedSum{hi: v[0], lo: v[1]}
 	}
-	fresh.c.cited.load(s.Cited)
-	fresh.c.ret.load(s.Ret)
-	fresh.lam = lamCounts{complete: s.Lambda[0], convergent: s.Lambda[1], flips: s.Lambda[2]}
+	if err := fresh.c.cited.load(s.Cited); err != nil {
+		return fmt.Errorf("window: accumulator: cited ΔS: %w", err)
+	}
+	if err := fresh.c.ret.load(s.Ret); err != nil {
+		return fmt.Errorf("window: accumulator: retrieved ΔS: %w", err)
+	}
+	lc := lamCounts{complete: s.Lambda[0], convergent: s.Lambda[1], flips: s.Lambda[2]}
+	if lc.convergent < 0 || lc.flips < 0 || lc.convergent > lc.complete || lc.flips > lc.complete {
+		return fmt.Errorf("window: accumulator: λ groups %v", s.Lambda)
+	}
+	fresh.lam = lc
 	for _, g := range s.Open {
+		if g.Runs < 1 || g.Runs >= int64(s.MinRuns) || g.Stated > g.Runs || g.NotArrow > g.Stated || g.Back > g.NotArrow || g.Refused > g.Runs || g.Stated < 0 || g.Back < 0 || g.Refused < 0 {
+			return fmt.Errorf("window: accumulator: open λ group %+v", g)
+		}
 		fresh.open[g.Key] = &lamSum{mixed: g.Mixed, runs: g.Runs, stated: g.Stated, notArrow: g.NotArrow, back: g.Back, refused: g.Refused, cited: g.Cited}
 	}
 	*cu = *fresh

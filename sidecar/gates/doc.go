@@ -1,5 +1,7 @@
-// Package gates turns the sliding windows of package window into gate
-// states, alerts' transitions and canary verdicts (SPEC §5 and §6).
+// Package gates turns the sliding windows of package window into alert gate
+// states and their transitions (SPEC §5.1), which drive the alerts. Canary
+// promotion is not decided here but by the analyses of package
+// sidecar/analysis.
 //
 // # Judging one gate for one arm
 //
@@ -67,6 +69,5 @@
 // resolved, inconclusive while inconclusive. The verdict of an arm over a
 // window is fail when any applicable gate on that window fails, else
 // inconclusive when any is inconclusive, else pass; with no applicable gate
-// it is inconclusive. Verdicts are read from the last evaluation; the HTTP
-// handlers answer inconclusive when that is older than StaleAfter.
+// it is inconclusive. Verdicts are read from the last evaluation.
 package gates

@@ -120,9 +120,6 @@ type Source interface {
 // compare_to gate without confidence.
 const DefaultMWConfidence = 0.95
 
-// DefaultStaleAfter is the default of SetStaleAfter.
-const DefaultStaleAfter = 2 * time.Minute
-
 // Engine evaluates gates over a Source. Safe for concurrent use.
 type Engine struct {
 	gates []config.Gate
@@ -131,10 +128,9 @@ type Engine struct {
 
 	evalMu sync.Mutex // serialises Evaluate
 
-	mu         sync.RWMutex // guards what follows
-	states     map[stateKey]*gateState
-	evaluated  time.Time
-	staleAfter time.Duration
+	mu        sync.RWMutex // guards what follows
+	states    map[stateKey]*gateState
+	evaluated time.Time
 }
 
 type stateKey struct {
@@ -150,10 +146,9 @@ type gateState struct {
 // inconclusive.
 func New(gates []config.Gate, src Source) *Engine {
 	e := &Engine{
-		gates:      slices.Clone(gates),
-		src:        src,
-		states:     map[stateKey]*gateState{},
-		staleAfter: DefaultStaleAfter,
+		gates:  slices.Clone(gates),
+		src:    src,
+		states: map[stateKey]*gateState{},
 	}
 	e.kinds = make([]window.Kind, len(e.gates))
 	for i := range e.gates {
@@ -185,33 +180,12 @@ func (e *Engine) Gates() []config.Gate {
 	return gs
 }
 
-// SetStaleAfter sets how old the last evaluation may be before the HTTP
-// handlers answer inconclusive (DefaultStaleAfter; 0: never stale).
-func (e *Engine) SetStaleAfter(d time.Duration) {
-	e.mu.Lock()
-	e.staleAfter = d
-	e.mu.Unlock()
-}
-
 // Evaluated returns the time given to the last Evaluate (zero before the
 // first).
 func (e *Engine) Evaluated() time.Time {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	return e.evaluated
-}
-
-// stale tells whether the last evaluation is too old at now.
-func (e *Engine) stale(now time.Time) (bool, string) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.evaluated.IsZero() {
-		return true, "the gates have not been evaluated yet"
-	}
-	if e.staleAfter > 0 && now.Sub(e.evaluated) > e.staleAfter {
-		return true, fmt.Sprintf("the last gate evaluation (%s) is older than %s", e.evaluated.UTC().Format(time.RFC3339), e.staleAfter)
-	}
-	return false, ""
 }
 
 // DefaultWindow is the window a verdict request without one asks for: the

@@ -586,22 +586,12 @@ func TestNoValueAndUnknownMetric(t *testing.T) {
 	}
 }
 
-func TestStale(t *testing.T) {
+func TestEvaluated(t *testing.T) {
 	e := New(nil, newFake())
-	if s, _ := e.stale(t0); !s {
-		t.Error("never evaluated: not stale")
+	if !e.Evaluated().IsZero() {
+		t.Errorf("never evaluated: Evaluated = %v", e.Evaluated())
 	}
 	e.Evaluate(t0)
-	if s, _ := e.stale(t0.Add(DefaultStaleAfter)); s {
-		t.Error("stale at exactly StaleAfter")
-	}
-	if s, why := e.stale(t0.Add(DefaultStaleAfter + time.Second)); !s || why == "" {
-		t.Error("not stale after StaleAfter")
-	}
-	e.SetStaleAfter(0)
-	if s, _ := e.stale(t0.Add(100 * time.Hour)); s {
-		t.Error("StaleAfter 0: stale")
-	}
 	if !e.Evaluated().Equal(t0) {
 		t.Errorf("Evaluated = %v", e.Evaluated())
 	}
