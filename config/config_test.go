@@ -133,7 +133,7 @@ func TestDefaultGatesTable(t *testing.T) {
 	}
 	canary := []string{"shadow", "canary"}
 	want := []row{
-		{"ship_precision", "precision", ">=", 0.80, "5m", 100, 0, nil, "warning", "", 0.95},
+		{"ship_precision", "precision", ">=", 0.80, "5m", 100, 0, nil, "page", "", 0.95},
 		{"ship_chr", "chr", ">=", 0.75, "5m", 100, 0, nil, "warning", "", 0.95},
 		{"ship_under_refusal", "under_refusal", "<=", 0.05, "5m", 100, 0, nil, "warning", "", 0.95},
 		{"ship_over_refusal", "over_refusal", "<=", 0.10, "5m", 100, 0, nil, "warning", "", 0.95},
@@ -145,7 +145,7 @@ func TestDefaultGatesTable(t *testing.T) {
 		{"canary_lambda_convergence", "lambda_convergence", ">=", 0.95, "5m", 20, 0, canary, "warning", "", 0.95},
 		{"oncall_delta_s_p90", "delta_s_p90", "<", 0.60, "5m", 100, 3 * time.Minute, nil, "page", "", 0},
 		{"oncall_delta_s_median", "delta_s_median", "<", 0.45, "5m", 100, 3 * time.Minute, nil, "page", "", 0},
-		{"oncall_lambda_flip_rate", "lambda_flip_rate", "<", 0.10, "5m", 20, 0, nil, "page", "", 0.95},
+		{"oncall_lambda_flip_rate", "lambda_flip_rate", "<", 0.10, "5m", 20, 3 * time.Minute, nil, "page", "", 0.95},
 		{"oncall_chr", "chr", ">=", 0.60, "5m", 100, 10 * time.Minute, nil, "page", "", 0.95},
 		{"oncall_coverage", "coverage", ">=", 0.70, "5m", 100, 5 * time.Minute, nil, "page", "", 0.95},
 		{"agents_agreement", "agreement", ">=", 0.90, "5m", 50, 0, nil, "warning", "", 0.95},

@@ -1,6 +1,10 @@
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/shadoweval/shadoweval/window"
+)
 
 // Gate is one rule of SPEC §5: per arm, the metric's value over Window must
 // satisfy Op Threshold. A gate with fewer than MinSamples samples is
@@ -66,13 +70,32 @@ func DefaultMinSamples(metric string) int {
 // configuration has no gates (absent, null or []). Four groups:
 //
 //   - ship_*: the reference ship gates of seed 002, on every arm;
+//     ship_precision pages: a precision drop is the failure users see
+//     first, and no on-call gate of seed 001 reads precision;
 //   - canary_*: canary eligibility of seed 001, on the shadow and canary arms
 //     (recall@5 compared with live);
 //   - oncall_*: on-call alerts, severity page, on every arm;
 //   - agents_*: cross-agent consistency of seed 003, on every arm.
 //
 // All judge the 5m window (or the first configured window when 5m is not
-// configured) with the point value (no confidence).
+// configured) with the seeds' thresholds and DefaultMinSamples. They are
+// tuned for on-call with package sidecar/gates/sim (false firings of a
+// healthy arm over 30 simulated days, time to fire on a 10-point precision
+// drop):
+//
+//   - every proportion gate judges its 95% Wilson (Newcombe for compare_to)
+//     interval: at 16 events/s the seeds' thresholds are far from healthy
+//     values anyway, but at 1 event/s point values paged 180 times in 30
+//     days (λ flips over ~20 groups) and warned thousands of times. 0.95
+//     rather than 0.99 keeps a 10-point precision drop caught by
+//     ship_precision in a median 4m44s;
+//   - for stays 0 on the warnings, so a breakage shows on the evaluation
+//     that sees it, and as it was on the on-call gates (ΔS 3m, chr 10m,
+//     coverage 5m). oncall_lambda_flip_rate gets 3m like the ΔS gates: the
+//     Prometheus rules judge point values, and on point values 3m cuts its
+//     pages of a healthy arm at 1 event/s from 180 to 2 in 30 days;
+//   - κ has no interval, so agents_kappa waits one window (5m): at 1
+//     event/s its point value broke every ~20 min.
 func DefaultGates() []Gate {
 	canary := func() []string { return []string{"shadow", "canary"} }
 	gate := func(name, metric, op string, threshold float64, forDur time.Duration, arms []string, severity string) Gate {
@@ -86,12 +109,13 @@ func DefaultGates() []Gate {
 			For:        Duration(forDur),
 			Arms:       arms,
 			Severity:   severity,
+			Confidence: defaultConfidence(metric),
 		}
 	}
 	const warn, page = "warning", "page"
 	gates := []Gate{
 		// Reference ship gates (seed 002).
-		gate("ship_precision", "precision", ">=", 0.80, 0, nil, warn),
+		gate("ship_precision", "precision", ">=", 0.80, 0, nil, page),
 		gate("ship_chr", "chr", ">=", 0.75, 0, nil, warn),
 		gate("ship_under_refusal", "under_refusal", "<=", 0.05, 0, nil, warn),
 		gate("ship_over_refusal", "over_refusal", "<=", 0.10, 0, nil, warn),
@@ -105,14 +129,23 @@ func DefaultGates() []Gate {
 		// On-call alerts.
 		gate("oncall_delta_s_p90", "delta_s_p90", "<", 0.60, 3*time.Minute, nil, page),
 		gate("oncall_delta_s_median", "delta_s_median", "<", 0.45, 3*time.Minute, nil, page),
-		gate("oncall_lambda_flip_rate", "lambda_flip_rate", "<", 0.10, 0, nil, page),
+		gate("oncall_lambda_flip_rate", "lambda_flip_rate", "<", 0.10, 3*time.Minute, nil, page),
 		gate("oncall_chr", "chr", ">=", 0.60, 10*time.Minute, nil, page),
 		gate("oncall_coverage", "coverage", ">=", 0.70, 5*time.Minute, nil, page),
 		// Cross-agent consistency (seed 003).
 		gate("agents_agreement", "agreement", ">=", 0.90, 0, nil, warn),
-		gate("agents_kappa", "kappa", ">=", 0.75, 0, nil, warn),
+		gate("agents_kappa", "kappa", ">=", 0.75, 5*time.Minute, nil, warn),
 		gate("agents_abstain_rate", "abstain_rate", "<=", 0.02, 0, nil, warn),
 	}
 	gates[8].CompareTo = "live"
 	return gates
+}
+
+// defaultConfidence is the confidence of a shipped gate on metric: 0.95 on
+// proportions, 0 (the point value) on the rest, which have no interval.
+func defaultConfidence(metric string) float64 {
+	if k, _ := window.MetricKind(metric, window.DefaultKs); k == window.Proportion {
+		return 0.95
+	}
+	return 0
 }

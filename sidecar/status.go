@@ -62,7 +62,8 @@ func (a *App) statusRoutes(mux *http.ServeMux) {
 	}
 	a.historyEvery = every
 	src := statusSource{a}
-	h := statuspage.Handler(src, src, a.history, a.now)
+	h := statuspage.Handler(src, src, a.history, a.now,
+		statuspage.WithAnalyses(statuspage.AnalysisList(a.analyses.m.List)))
 	mux.Handle("GET /{$}", h)
 	mux.Handle("GET /fragment", h)
 }

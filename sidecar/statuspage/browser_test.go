@@ -6,18 +6,25 @@ package statuspage_test
 // `make deps`) loads the status page, runs its script for 6 s of virtual
 // time, so that it fetches /fragment once and swaps it in, then dumps the
 // DOM and takes a screenshot. They skip when Chromium is absent, except
-// under CI, where that is a failure. The screenshot is kept in $ARTIFACT_DIR
-// when set (else in the test's artifact directory: `go test -artifacts`).
+// under CI, where that is a failure. Screenshots are kept in
+// $SHADOWEVAL_SCREENSHOT_DIR or $ARTIFACT_DIR when set (else in the test's
+// artifact directory: `go test -artifacts`); with -update the analyses one
+// also replaces testdata/status-analyses.png, for reviewers.
 
 import (
 	"bytes"
 	"context"
+	"flag"
+	"image"
+	"image/color"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -47,9 +54,14 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+var update = flag.Bool("update", false, "rewrite testdata/status-analyses.png from the screenshot")
+
 func artifactDir(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("ARTIFACT_DIR")
+	dir := os.Getenv("SHADOWEVAL_SCREENSHOT_DIR")
+	if dir == "" {
+		dir = os.Getenv("ARTIFACT_DIR")
+	}
 	if dir == "" {
 		return t.ArtifactDir()
 	}
@@ -64,6 +76,12 @@ func artifactDir(t *testing.T) string {
 // written to the artifact directory as name.png.
 func browse(t *testing.T, url, name string) (dom, shot string) {
 	t.Helper()
+	return browseSized(t, url, name, 1280, 2000)
+}
+
+// browseSized is browse with a window of w×h CSS px.
+func browseSized(t *testing.T, url, name string, w, h int) (dom, shot string) {
+	t.Helper()
 	bin := chromium(t)
 	shot = filepath.Join(artifactDir(t), name+".png")
 	os.Remove(shot)
@@ -75,7 +93,7 @@ func browse(t *testing.T, url, name string) (dom, shot string) {
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--no-proxy-server", "--hide-scrollbars",
 		"--user-data-dir="+profile,
-		"--window-size=1280,2000",
+		"--window-size="+strconv.Itoa(w)+","+strconv.Itoa(h),
 		"--virtual-time-budget=6000",
 		"--screenshot="+shot,
 		"--dump-dom", url)
@@ -182,4 +200,74 @@ func TestBrowserFakeSources(t *testing.T) {
 
 	dom, _ := browse(t, srv.URL+"/", "statuspage-fake")
 	checkDOM(t, dom, []string{"live", "canary"}, "precision_floor", fragments.Load(), `<td class="num">424242</td>`)
+}
+
+// TestBrowserAnalyses: the page with analyses judged over simulated
+// traffic leads with the running ones, the failing canary first, and
+// shows it on screen.
+func TestBrowserAnalyses(t *testing.T) {
+	chromium(t)
+	m, now := statuspage.SimulatedAnalyses(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	src := statuspage.NewFakeSource()
+	hist := statuspage.NewHistory(60)
+	statuspage.FillHistory(hist, src, now.Add(-10*time.Second))
+	var fragments atomic.Int64
+	h := statuspage.Handler(src, statuspage.NewFakeGates(), hist, func() time.Time { return now },
+		statuspage.WithAnalyses(statuspage.AnalysisList(m.List)))
+	srv := httptest.NewServer(countFragments(h, &fragments, nil))
+	defer srv.Close()
+
+	dom, shot := browseSized(t, srv.URL+"/", "status-analyses", 1280, 1500)
+	checkDOM(t, dom, []string{"live", "canary"}, "precision_floor", fragments.Load(),
+		`<h2 id="analysis-0"><span class="badge badge-fail">fail</span> Analysis <span class="an-id">c1</span>: canary vs live</h2>`,
+		`<span class="an-id">shadow-1</span>: shadow vs live`,
+		`<details class="analysis verdict-inconclusive" id="analysis-ended-c0">`,
+		`<tr class="check check-no_data"><th scope="row">kappa<span class="reason">no sample of kappa in either arm</span></th>`)
+	// the failing analysis is the first thing in the live part
+	main := between(dom, `<main id="live">`, "</main>")
+	first := regexp.MustCompile(`<(section|details)\b[^>]*>`).FindString(main)
+	if first != `<section class="analysis verdict-fail" aria-labelledby="analysis-0">` {
+		t.Errorf("first section of the page: %s", first)
+	}
+	if a, g := strings.Index(main, `aria-labelledby="analysis-0"`), strings.Index(main, `<h2 id="arm-0">`); a < 0 || g < 0 || a > g {
+		t.Errorf("analysis at %d, first arm at %d: want the analysis first", a, g)
+	}
+	// and it is on screen: its red verdict border runs down the top of
+	// the screenshot, left of the content
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countColor(img, image.Rect(0, 0, 120, 400), color.RGBA{0xcf, 0x22, 0x2e, 0xff}); n < 6*150 {
+		t.Errorf("%d pixels of the fail border in the top left of %s: the failing analysis is not shown first", n, shot)
+	}
+	if *update {
+		b, err := os.ReadFile(shot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join("testdata", "status-analyses.png"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Log("updated testdata/status-analyses.png")
+	}
+}
+
+// countColor counts the pixels of r in img that are c.
+func countColor(img image.Image, r image.Rectangle, c color.RGBA) int {
+	n := 0
+	r = r.Intersect(img.Bounds())
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if color.RGBAModel.Convert(img.At(x, y)) == c {
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -9,6 +9,8 @@ type FakeSource = fakeSource
 var (
 	NewFakeSource = newFakeSource
 	FillHistory   = fillHistory
+	// SimulatedAnalyses runs analyses over simulated traffic.
+	SimulatedAnalyses = simulatedAnalyses
 )
 
 func NewFakeGates() GateSource { return newFakeGates() }

@@ -62,12 +62,16 @@ var armOrder = []string{"live", "shadow", "canary"}
 // for the window of the query's `window` (default: the first of
 // src.Windows()). gates may be nil (no gate engine); hist may be nil (no
 // history: the charts show the current value only); now nil is time.Now.
-// Mount it at the root of the listener: the page's links are relative.
-func Handler(src Source, gates GateSource, hist *History, now func() time.Time) http.Handler {
+// WithAnalyses adds the canary analyses, shown first. Mount it at the root
+// of the listener: the page's links are relative.
+func Handler(src Source, gates GateSource, hist *History, now func() time.Time, opts ...Option) http.Handler {
 	if now == nil {
 		now = time.Now
 	}
 	h := &handler{src: src, gates: gates, hist: hist, now: now}
+	for _, o := range opts {
+		o(h)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", h.page)
 	mux.HandleFunc("GET /fragment", h.fragment)
@@ -75,10 +79,11 @@ func Handler(src Source, gates GateSource, hist *History, now func() time.Time) 
 }
 
 type handler struct {
-	src   Source
-	gates GateSource
-	hist  *History
-	now   func() time.Time
+	src      Source
+	gates    GateSource
+	hist     *History
+	analyses AnalysisSource
+	now      func() time.Time
 }
 
 func (h *handler) page(w http.ResponseWriter, r *http.Request) {
@@ -121,6 +126,7 @@ type (
 		Window   string
 		Windows  []windowLink
 		Updated  time.Time
+		Analyses analysesView
 		Arms     []armView
 		Script   template.JS
 		Style    template.CSS
@@ -170,6 +176,7 @@ func (h *handler) view(sel string, windows []string) pageView {
 	for _, w := range windows {
 		v.Windows = append(v.Windows, windowLink{Name: w, Query: "?window=" + url.QueryEscape(w), Current: w == sel})
 	}
+	v.Analyses = h.analysesView(now)
 	for i, arm := range sortArms(h.src.Arms()) {
 		v.Arms = append(v.Arms, h.armView(i, arm, sel, now))
 	}
@@ -313,7 +320,9 @@ var script = `(function () {
     fetch("fragment" + window.location.search, {cache: "no-store"})
       .then(function (r) { if (!r.ok) throw new Error("HTTP " + r.status); return r.text(); })
       .then(function (html) {
+        var open = [].map.call(box.querySelectorAll("details[open][id]"), function (d) { return d.id; });
         box.innerHTML = html;
+        open.forEach(function (id) { var d = document.getElementById(id); if (d) d.open = true; });
         box.removeAttribute("data-stale");
         note.textContent = "Updates every ` + secs(RefreshInterval) + ` s.";
       })
@@ -346,6 +355,7 @@ tbody th { font-weight: 400; font-family: ui-monospace, "SFMono-Regular", Menlo,
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.none { color: #8c959f; text-align: right; }
 td.chart { width: 262px; padding: 0 4px; }
+table.checks td.chart { width: auto; }
 .badge { display: inline-block; min-width: 5.5em; text-align: center; padding: 1px 6px; border-radius: 10px; font-size: 12px; font-weight: 600; border: 1px solid transparent; }
 .badge-ok { background: #dafbe1; color: #116329; border-color: #4ac26b; }
 .badge-pending { background: #fff8c5; color: #7d4e00; border-color: #d4a72c; }
@@ -361,6 +371,50 @@ svg .line { fill: none; stroke: #0969da; stroke-width: 1.5; stroke-linejoin: rou
 svg .dot { fill: #0969da; }
 svg .last { fill: #1b1f24; stroke: #fff; stroke-width: 1; }
 svg text { font-size: 10px; fill: #57606a; font-family: system-ui, sans-serif; }
+.analyses { display: flex; flex-direction: column; gap: 14px; margin: 4px 0 18px; }
+.analysis { border: 1px solid #d0d7de; border-left: 6px solid #8c959f; border-radius: 6px; padding: 8px 12px; min-width: 0; overflow-x: auto; }
+.analysis.verdict-pass { border-left-color: #1a7f37; }
+.analysis.verdict-fail { border-left-color: #cf222e; }
+.analysis.verdict-inconclusive { border-left-color: #9a6700; }
+details.analysis > summary { cursor: pointer; }
+details.analysis > summary h2 { display: inline; }
+details.analysis:not([open]) { padding-bottom: 8px; }
+.an-id { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
+.verdict-reason { margin: 2px 0; font-weight: 600; }
+.verdict-fail .verdict-reason { color: #a40e26; }
+.verdict-inconclusive .verdict-reason { color: #7d4e00; }
+.meta-line { margin: 2px 0 4px; color: #57606a; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+.badge-pass { background: #dafbe1; color: #116329; border-color: #4ac26b; }
+.badge-fail { background: #ffebe9; color: #a40e26; border-color: #ff8182; }
+.analysis .badge-inconclusive { background: #fff8c5; color: #7d4e00; border-color: #d4a72c; }
+.badge-no_data { background: #f6f8fa; color: #8c959f; border-color: #d0d7de; font-weight: 400; }
+table.checks th[scope="row"] { width: 15em; }
+table.checks .reason { max-width: 22em; }
+td.est { white-space: nowrap; }
+td.est strong { font-size: 14px; }
+td.est .meta { font-variant-numeric: tabular-nums; }
+tr.check-no_data th, tr.check-no_data td { color: #8c959f; }
+tr.check-no_data svg { opacity: 0.6; }
+td.arms-cell { white-space: nowrap; }
+td.arms-cell svg { display: inline-block; vertical-align: middle; }
+.arm-values { display: inline-block; vertical-align: middle; font-size: 12px; color: #57606a; font-variant-numeric: tabular-nums; }
+.arm-values span { display: block; }
+.key-cand { color: #0969da; }
+.key-base { color: #1b1f24; font-weight: 700; }
+svg .failzone { fill: #ffebe9; }
+svg .axis { stroke: #8c959f; stroke-width: 1; }
+svg .zero { stroke: #6e7781; stroke-width: 1; }
+svg .limit { stroke: #cf222e; stroke-width: 1.5; stroke-dasharray: 4 2; }
+svg .bar-pass { fill: #2da44e; }
+svg .bar-fail { fill: #cf222e; }
+svg .bar-inconclusive, svg .bar-no_data, svg .bar-unknown { fill: #bf8700; }
+svg .est { fill: #1b1f24; stroke: #fff; stroke-width: 1.2; }
+svg .frame { fill: none; stroke: #d0d7de; }
+svg .band { fill: #0969da; fill-opacity: 0.2; stroke: #0969da; stroke-opacity: 0.45; stroke-width: 0.8; }
+svg .estline { fill: none; stroke: #0969da; stroke-width: 1.5; stroke-linejoin: round; }
+svg .cand { fill: #0969da; }
+svg .base { fill: none; stroke: #1b1f24; stroke-width: 1.5; }
 @media (prefers-color-scheme: dark) {
   :root { color-scheme: dark; color: #e6edf3; background: #0d1117; }
   nav a { color: #79c0ff; border-color: #30363d; }
@@ -372,6 +426,22 @@ svg text { font-size: 10px; fill: #57606a; font-family: system-ui, sans-serif; }
   svg .line { stroke: #58a6ff; }
   svg .dot { fill: #58a6ff; }
   svg .last { fill: #e6edf3; stroke: #0d1117; }
+  .analysis { border-color: #30363d; }
+  .analysis.verdict-pass { border-left-color: #3fb950; }
+  .analysis.verdict-fail { border-left-color: #f85149; }
+  .analysis.verdict-inconclusive { border-left-color: #d29922; }
+  .meta-line, .arm-values { color: #8b949e; }
+  .verdict-fail .verdict-reason { color: #ff7b72; }
+  .verdict-inconclusive .verdict-reason { color: #e3b341; }
+  svg .failzone { fill: #3d1a1d; }
+  svg .frame { stroke: #30363d; }
+  svg .est { fill: #e6edf3; stroke: #0d1117; }
+  svg .band { fill: #58a6ff; stroke: #58a6ff; }
+  svg .estline { stroke: #58a6ff; }
+  svg .cand { fill: #58a6ff; }
+  svg .base { stroke: #e6edf3; }
+  .key-cand { color: #58a6ff; }
+  .key-base { color: #e6edf3; }
 }
 `
 
@@ -412,7 +482,10 @@ const pageHTML = `{{define "page"}}<!DOCTYPE html>
 {{end}}
 
 {{define "fragment"}}<p class="updated">Window <strong>{{.Window}}</strong> at <time datetime="{{rfc3339 .Updated}}">{{clock .Updated}}</time></p>
-{{if not .Arms}}<p>No arm has any event yet.</p>{{end}}
+{{with .Analyses}}{{if .Shown}}<div class="analyses">
+{{range .Running}}{{template "analysis" .}}{{else}}<p class="none-running">No canary analysis is running.</p>
+{{end}}{{range .Ended}}{{template "analysis" .}}{{end}}</div>
+{{end}}{{end}}{{if not .Arms}}<p>No arm has any event yet.</p>{{end}}
 <div class="arms">
 {{range .Arms}}<section class="arm" aria-labelledby="{{.ID}}">
 <h2 id="{{.ID}}">{{.Name}}{{if .Summary}} <span class="summary">{{.Summary}}</span>{{end}}</h2>
@@ -439,6 +512,29 @@ const pageHTML = `{{define "page"}}<!DOCTYPE html>
 </section>
 {{end}}</div>
 {{end}}
+
+{{define "analysis"}}{{if .Ended}}<details class="analysis verdict-{{.Verdict}}" id="{{.DetailsID}}"><summary>{{template "analysis-head" .}}</summary>
+{{else}}<section class="analysis verdict-{{.Verdict}}" aria-labelledby="{{.HeadID}}">
+{{template "analysis-head" .}}
+{{end}}{{if .Reason}}<p class="verdict-reason">{{.Reason}}</p>
+{{end}}<p class="meta-line">Checks <strong>{{.CheckSet}}</strong> · since <time datetime="{{rfc3339 .Since}}">{{clock .Since}}</time>{{if .Age}} ({{.Age}}){{end}} · events: {{.Arm}} <strong>{{.Events.Arm}}</strong>, {{.Baseline}} <strong>{{.Events.Baseline}}</strong>{{if .Level}} · intervals {{.Level}}{{end}}</p>
+<table class="checks">
+<caption class="visually-hidden">Checks of analysis {{.Name}}</caption>
+<thead><tr><th scope="col">Check</th><th scope="col">Verdict</th><th scope="col" class="num">{{.EstHeader}}</th><th scope="col">Interval now, vs tolerance</th><th scope="col">Interval over time{{if .Span}}, {{.Span}}{{end}}</th><th scope="col"><span class="key-cand" aria-hidden="true">●</span> {{.Arm}} and <span class="key-base" aria-hidden="true">○</span> {{.Baseline}}</th></tr></thead>
+<tbody>
+{{range .Checks}}<tr class="check check-{{.Verdict}}"><th scope="row"{{if and .Reason (not .ShowReason)}} title="{{.Reason}}"{{end}}>{{.Name}}{{if ne .Name .Metric}}<span class="meta">{{.Metric}}</span>{{end}}{{if .ShowReason}}<span class="reason">{{.Reason}}</span>{{end}}</th><td><span class="badge badge-{{.Verdict}}">{{.VerdictText}}</span></td><td class="num est">{{if .Estimate}}<strong>{{.Estimate}}</strong>{{else}}—{{end}}{{if .Interval}}<span class="meta">{{.Interval}}</span>{{end}}<span class="meta">{{.Limit}}</span></td><td class="chart">{{template "ivchart" .Now}}</td><td class="chart">{{template "bandchart" .Over}}</td><td class="chart arms-cell">{{template "armschart" .Arms}}<span class="arm-values"><span>{{.ArmText}}</span><span>{{.BaseText}}</span></span></td></tr>
+{{end}}</tbody>
+</table>
+{{if .Ended}}</details>{{else}}</section>{{end}}
+{{end}}
+
+{{define "analysis-head"}}<h2 id="{{.HeadID}}"><span class="badge badge-{{.Verdict}}">{{.VerdictText}}</span> Analysis <span class="an-id">{{.Name}}</span>: {{.Arm}} vs {{.Baseline}}{{if .EndText}} <span class="summary">{{.EndText}}</span>{{end}}</h2>{{end}}
+
+{{define "ivchart"}}<svg class="ivc" width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="{{.Title}}"><title>{{.Title}}</title>{{if .Empty}}<text x="{{.MidX}}" y="{{.EmptyY}}" text-anchor="middle">{{.EmptyText}}</text>{{else}}<rect class="failzone" x="{{.Fail.X}}" y="{{.Fail.Y}}" width="{{.Fail.W}}" height="{{.Fail.H}}"/><line class="axis" x1="{{.AxisLeft}}" x2="{{.AxisRight}}" y1="{{.AxisY}}" y2="{{.AxisY}}"/>{{if .HasZero}}<line class="zero" x1="{{.ZeroX}}" x2="{{.ZeroX}}" y1="{{.Top}}" y2="{{.Bottom}}"/>{{end}}<line class="limit" x1="{{.LimitX}}" x2="{{.LimitX}}" y1="{{.Top}}" y2="{{.Bottom}}"/>{{range .Ticks}}<text x="{{.X}}" y="{{.Y}}" text-anchor="{{.Anchor}}">{{.Label}}</text>{{end}}{{with .Bar}}<rect class="bar bar-{{$.Verdict}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" rx="2"/>{{end}}{{range .Arrows}}<polygon class="bar bar-{{$.Verdict}}" points="{{.}}"/>{{end}}{{with .Dot}}<circle class="est" cx="{{.X}}" cy="{{.Y}}" r="3.5"/>{{end}}{{end}}</svg>{{end}}
+
+{{define "bandchart"}}<svg class="bandc" width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="{{.Title}}"><title>{{.Title}}</title>{{if .Empty}}<text x="{{.MidX}}" y="{{.EmptyY}}" text-anchor="middle">{{.EmptyText}}</text>{{else}}<rect class="frame" x="{{.PlotLeft}}" y="{{.PlotTop}}" width="{{.PlotW}}" height="{{.PlotH}}"/>{{range .Labels}}<text x="{{.X}}" y="{{.Y}}" text-anchor="{{.Anchor}}">{{.Label}}</text>{{end}}<svg class="plot" x="{{.PlotLeft}}" y="{{.PlotTop}}" width="{{.PlotW}}" height="{{.PlotH}}" viewBox="{{.PlotLeft}} {{.PlotTop}} {{.PlotW}} {{.PlotH}}"><rect class="failzone" x="{{.Fail.X}}" y="{{.Fail.Y}}" width="{{.Fail.W}}" height="{{.Fail.H}}"/>{{if .HasZero}}<line class="zero" x1="{{.PlotLeft}}" x2="{{.PlotRight}}" y1="{{.ZeroY}}" y2="{{.ZeroY}}"/>{{end}}{{range .Bands}}<polygon class="band" points="{{.}}"/>{{end}}{{range .Bars}}<rect class="band" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}"/>{{end}}<line class="limit" x1="{{.PlotLeft}}" x2="{{.PlotRight}}" y1="{{.LimitY}}" y2="{{.LimitY}}"/>{{if .Path}}<path class="estline" d="{{.Path}}"/>{{end}}</svg>{{with .Last}}<circle class="est" cx="{{.X}}" cy="{{.Y}}" r="3"/>{{end}}{{end}}</svg>{{end}}
+
+{{define "armschart"}}<svg class="armsc" width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="{{.Title}}"><title>{{.Title}}</title>{{if .Empty}}<text x="{{.MidX}}" y="{{.EmptyY}}" text-anchor="middle">{{.EmptyText}}</text>{{else}}<line class="axis" x1="{{.AxisLeft}}" x2="{{.AxisRight}}" y1="{{.AxisY}}" y2="{{.AxisY}}"/>{{range .Ticks}}<line class="axis" x1="{{.X}}" x2="{{.X}}" y1="{{$.TickTop}}" y2="{{$.TickBottom}}"/><text x="{{.X}}" y="{{.Y}}" text-anchor="{{.Anchor}}">{{.Label}}</text>{{end}}{{if .HasLimit}}<line class="limit" x1="{{.LimitX}}" x2="{{.LimitX}}" y1="{{.LimitTop}}" y2="{{.LimitBottom}}"/>{{end}}{{with .Base}}<circle class="base" cx="{{.X}}" cy="{{.Y}}" r="6.5"/>{{end}}{{with .Cand}}<circle class="cand" cx="{{.X}}" cy="{{.Y}}" r="4"/>{{end}}{{end}}</svg>{{end}}
 
 {{define "chart"}}<svg width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="{{.Title}}"><title>{{.Title}}</title>{{if .Empty}}<text x="{{.EmptyTextX}}" y="{{.EmptyTextY}}" text-anchor="middle">no history</text>{{else}}<line class="grid" x1="{{.PlotLeft}}" x2="{{.PlotRight}}" y1="{{.MaxY}}" y2="{{.MaxY}}"/>{{if .MinLabel}}<line class="grid" x1="{{.PlotLeft}}" x2="{{.PlotRight}}" y1="{{.MinY}}" y2="{{.MinY}}"/>{{end}}<text class="max" x="{{.LabelX}}" y="{{if .MinLabel}}{{.MaxLabelY}}{{else}}{{.EmptyTextY}}{{end}}" text-anchor="end">{{.MaxLabel}}</text>{{if .MinLabel}}<text class="min" x="{{.LabelX}}" y="{{.MinLabelY}}" text-anchor="end">{{.MinLabel}}</text>{{end}}{{if .Path}}<path class="line" d="{{.Path}}"/>{{end}}{{range .Dots}}<circle class="dot" cx="{{.X}}" cy="{{.Y}}" r="1.5"/>{{end}}{{with .Last}}<circle class="last" cx="{{.X}}" cy="{{.Y}}" r="3"/>{{end}}{{end}}</svg>{{end}}
 `

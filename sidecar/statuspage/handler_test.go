@@ -97,7 +97,12 @@ func TestPage(t *testing.T) {
 
 func TestPageHasNoExternalResources(t *testing.T) {
 	h, _ := testHandler()
-	for _, target := range []string{"/", "/fragment", "/?window=1h"} {
+	withAnalyses := Handler(newFakeSource(), nil, nil, func() time.Time { return t0 }, WithAnalyses(knownAnalyses()))
+	for _, target := range []string{"/", "/fragment", "/?window=1h", "analyses/", "analyses/fragment"} {
+		h := h
+		if rest, ok := strings.CutPrefix(target, "analyses"); ok {
+			h, target = withAnalyses, rest
+		}
 		_, hdr, body := get(t, h, target)
 		for _, m := range regexp.MustCompile(`(?i)\b(?:src|href|action|xlink:href)\s*=\s*["']?([^"'\s>]*)`).FindAllStringSubmatch(body, -1) {
 			u := m[1]

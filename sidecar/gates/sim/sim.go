@@ -1,5 +1,7 @@
 // Package sim measures the shipped gates on generated traffic: how often a
-// healthy canary is wrongly failed, and how fast a worse one is caught. It
+// healthy canary is wrongly failed, and how fast a worse one is caught;
+// for on-call (pages.go), how often a healthy arm pages over 30 days and
+// how fast a precision drop fires. It
 // drives the real window.Windows and gates.Engine in process with
 // window.Observations drawn from a seeded RNG; no NATS, no sidecar.
 //
@@ -248,7 +250,8 @@ type Variant struct {
 	Gates []config.Gate
 }
 
-// WithConfidence returns gs with confidence c on every proportion gate.
+// WithConfidence returns gs with confidence c on every proportion gate (0:
+// the point value).
 func WithConfidence(gs []config.Gate, c float64) []config.Gate {
 	out := slices.Clone(gs)
 	for i := range out {
@@ -273,7 +276,7 @@ func PrecisionVsLive() config.Gate {
 func FalseFailVariants() []Variant {
 	gs := append(config.DefaultGates(), PrecisionVsLive())
 	return []Variant{
-		{Name: "point", Gates: gs},
+		{Name: "point", Gates: WithConfidence(gs, 0)},
 		{Name: "confidence 0.95", Gates: WithConfidence(gs, 0.95)},
 	}
 }
@@ -284,9 +287,9 @@ func DetectionVariants() []Variant {
 	shipped := config.DefaultGates()
 	extra := append(config.DefaultGates(), PrecisionVsLive())
 	return []Variant{
-		{Name: "shipped gates, point", Gates: shipped},
+		{Name: "shipped gates, point", Gates: WithConfidence(shipped, 0)},
 		{Name: "shipped gates, confidence 0.95", Gates: WithConfidence(shipped, 0.95)},
-		{Name: "shipped + precision vs live, point", Gates: extra},
+		{Name: "shipped + precision vs live, point", Gates: WithConfidence(extra, 0)},
 		{Name: "shipped + precision vs live, confidence 0.95", Gates: WithConfidence(extra, 0.95)},
 	}
 }
