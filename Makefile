@@ -3,9 +3,9 @@
 GO      ?= go
 FUZZTIME ?= 5000x
 
-.PHONY: test deps vet unit race fuzz build bench-score clean
+.PHONY: test deps vet unit race fuzz build clean
 
-test: deps vet unit race fuzz chart
+test: deps vet unit race fuzz chart rollouts
 
 # python3 runs the seed reference scorers in the differential tests; the
 # golden files keep the Go tests meaningful without it. promtool (Debian
@@ -48,10 +48,6 @@ fuzz:
 build:
 	$(GO) build -o bin/shadoweval ./cmd/shadoweval
 
-# Offline score on 1M gold + 1M traces against the seed 002 reference; see
-# BENCHMARKS.md.
-bench-score: build
-	bash scripts/bench-score.sh
 
 clean:
 	rm -rf bin
@@ -76,3 +72,11 @@ chart:
 	$(HELM) template shadoweval charts/shadoweval >/dev/null
 	@test -z "$$(gofmt -l charts)" || { echo "gofmt needed:"; gofmt -l charts; exit 1; }
 	cd charts/chartcheck && $(GO) vet ./... && HELM="$(HELM)" $(GO) test -count=1 ./...
+
+# Argo Rollouts' and Flagger's own Go code drive the verdict endpoints of a
+# running sidecar: rollouts/ is a module of its own, so that their
+# Kubernetes dependency trees stay out of the main module.
+.PHONY: rollouts
+rollouts:
+	@test -z "$$(gofmt -l rollouts)" || { echo "gofmt needed:"; gofmt -l rollouts; exit 1; }
+	cd rollouts && $(GO) vet ./... && $(GO) test -count=1 ./...

@@ -64,6 +64,12 @@ func DefaultCheckSets() map[string][]AnalysisCheck {
 	cmp := func(metric string) AnalysisCheck {
 		return AnalysisCheck{Name: metric, Metric: metric, Tolerance: 0.02, MinSamples: DefaultMinSamples(metric)}
 	}
+	// κ = (p_o − p_e)/(1 − p_e) moves 1/(1 − p_e) times as far as the
+	// agreement p_o it comes from, about twice with the seed 003 labels:
+	// 0.05 in κ is the 0.02 of agreement. At 0.02 it would need about
+	// fourteen times the pairs to pass (sidecar/analysis/sim).
+	kappa := cmp("kappa")
+	kappa.Tolerance = 0.05
 	abs := func(metric, op string, threshold float64) AnalysisCheck {
 		return AnalysisCheck{Name: metric, Metric: metric, Op: op, Threshold: threshold, MinSamples: DefaultMinSamples(metric)}
 	}
@@ -71,7 +77,7 @@ func DefaultCheckSets() map[string][]AnalysisCheck {
 		CanaryCheckSet: {
 			cmp("precision"), cmp("chr"), cmp("over_refusal"), cmp("under_refusal"),
 			cmp("recall_at_5"), cmp("coverage"), cmp("citation_accuracy"), cmp("lambda_convergence"),
-			cmp("delta_s_median"), cmp("delta_s_p90"), cmp("agreement"), cmp("kappa"),
+			cmp("delta_s_median"), cmp("delta_s_p90"), cmp("agreement"), kappa,
 		},
 		EligibilityCheckSet: {
 			abs("coverage", ">=", 0.70),

@@ -26,7 +26,7 @@ func TestDefaultCheckSets(t *testing.T) {
 			cmp("precision", 100), cmp("chr", 100), cmp("over_refusal", 100), cmp("under_refusal", 100),
 			cmp("recall_at_5", 100), cmp("coverage", 100), cmp("citation_accuracy", 100),
 			cmp("lambda_convergence", 20), cmp("delta_s_median", 100), cmp("delta_s_p90", 100),
-			cmp("agreement", 50), cmp("kappa", 50),
+			cmp("agreement", 50), {"kappa", 0.05, "", 0, 50},
 		},
 		"eligibility": {
 			{"coverage", 0, ">=", 0.70, 100},
