@@ -1,0 +1,209 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	gsim "github.com/shadoweval/shadoweval/sidecar/gates/sim"
+)
+
+// Summary is one judge in one scenario.
+type Summary struct {
+	Judge, Scenario string
+	Bad             bool
+	Runs            int
+	// EverFailed: runs with a fail read within Horizon (reading on after a
+	// pass). FirstFail, FirstPass: runs whose first decisive verdict was
+	// fail within Horizon, pass within the scenario's horizon.
+	EverFailed, FirstFail, FirstPass int
+	// Passed: runs with a pass read within the scenario's horizon.
+	Passed int
+	// Median canary events to the first fail and to the first pass read
+	// (+Inf when more than half the runs had none).
+	EventsToFail, EventsToPass float64
+}
+
+// Summarize turns a Result into one Summary per judge.
+func Summarize(res *Result) []Summary {
+	var out []Summary
+	for i, name := range res.Judges {
+		s := Summary{Judge: name, Scenario: res.Scenario.Name, Bad: res.Scenario.Bad, Runs: len(res.Runs[i])}
+		var toFail, toPass []float64
+		for _, o := range res.Runs[i] {
+			if o.FailAt >= 0 && o.FailAt <= Horizon {
+				s.EverFailed++
+			}
+			if o.First == Fail && o.FirstAt <= Horizon {
+				s.FirstFail++
+			}
+			if o.First == Pass {
+				s.FirstPass++
+			}
+			if o.PassAt >= 0 {
+				s.Passed++
+			}
+			toFail = append(toFail, events(o.FailEvents))
+			toPass = append(toPass, events(o.PassEvents))
+		}
+		s.EventsToFail, s.EventsToPass = gsim.Quantile(toFail, 0.5), gsim.Quantile(toPass, 0.5)
+		out = append(out, s)
+	}
+	return out
+}
+
+func events(n int64) float64 {
+	if n < 0 {
+		return math.Inf(1)
+	}
+	return float64(n)
+}
+
+func pct(n, of int) string { return fmt.Sprintf("%.1f %%", 100*float64(n)/float64(of)) }
+
+func fmtEvents(x, rate float64) string {
+	if math.IsInf(x, 1) {
+		return "never (> ½ runs)"
+	}
+	return fmt.Sprintf("%.0f (%s)", x, time.Duration(x/rate*float64(time.Second)).Round(time.Second))
+}
+
+// FormatTable renders summaries of every scenario as one markdown table.
+func FormatTable(sums []Summary, rate float64) string {
+	var b strings.Builder
+	b.WriteString("| scenario | judge | runs | ever failed ≤ 30 min | first decision: fail ≤ 30 min / pass | passed ≤ 60 min | median canary events to fail (time) | median canary events to pass (time) |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, s := range sums {
+		passed := "—"
+		if !s.Bad {
+			passed = pct(s.Passed, s.Runs)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s / %s | %s | %s | %s |\n", s.Scenario, s.Judge, s.Runs,
+			pct(s.EverFailed, s.Runs), pct(s.FirstFail, s.Runs), pct(s.FirstPass, s.Runs), passed,
+			fmtEvents(s.EventsToFail, rate), fmtEvents(s.EventsToPass, rate))
+	}
+	return b.String()
+}
+
+// FormatMatrix renders the dominance view: per judge, the healthy false
+// failure and pass rates and the detection rate of every bad scenario.
+func FormatMatrix(sums []Summary) string {
+	var judges, bad []string
+	cell := map[[2]string]Summary{}
+	for _, s := range sums {
+		if !slices.Contains(judges, s.Judge) {
+			judges = append(judges, s.Judge)
+		}
+		if s.Bad && !slices.Contains(bad, s.Scenario) {
+			bad = append(bad, s.Scenario)
+		}
+		cell[[2]string{s.Judge, s.Scenario}] = s
+	}
+	var b strings.Builder
+	b.WriteString("| judge | healthy: failed ≤ 30 min | healthy: passed ≤ 60 min |")
+	for _, sc := range bad {
+		fmt.Fprintf(&b, " %s: failed ≤ 30 min |", sc)
+	}
+	b.WriteString("\n|---|---:|---:|" + strings.Repeat("---:|", len(bad)) + "\n")
+	for _, j := range judges {
+		h := cell[[2]string{j, "healthy"}]
+		fmt.Fprintf(&b, "| %s | %s | %s |", j, pct(h.EverFailed, max(h.Runs, 1)), pct(h.Passed, max(h.Runs, 1)))
+		for _, sc := range bad {
+			s := cell[[2]string{j, sc}]
+			fmt.Fprintf(&b, " %s |", pct(s.EverFailed, max(s.Runs, 1)))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// Dominated lists, for the judge named ours, every other judge with both a
+// lower healthy false-failure rate and a higher detection rate in some bad
+// scenario.
+func Dominated(sums []Summary, ours string) []string {
+	rate := func(s Summary) float64 { return float64(s.EverFailed) / float64(max(s.Runs, 1)) }
+	healthy := map[string]float64{}
+	for _, s := range sums {
+		if !s.Bad {
+			healthy[s.Judge] = rate(s)
+		}
+	}
+	det := map[[2]string]float64{}
+	for _, s := range sums {
+		if s.Bad {
+			det[[2]string{s.Judge, s.Scenario}] = rate(s)
+		}
+	}
+	var out []string
+	for _, s := range sums {
+		if !s.Bad || s.Judge == ours {
+			continue
+		}
+		if healthy[s.Judge] < healthy[ours] && rate(s) > det[[2]string{ours, s.Scenario}] {
+			out = append(out, fmt.Sprintf("%s on %s", s.Judge, s.Scenario))
+		}
+	}
+	return out
+}
+
+// FormatDiag renders an analysis judge's healthy diagnostics: which checks
+// passed last, and each check's interval half-width at the horizon, the
+// smallest difference from 0 it could tell apart then.
+func FormatDiag(res *Result, judge int) string {
+	diags := res.Diags[judge]
+	var b strings.Builder
+	blocking := map[string]int{}
+	for _, d := range diags {
+		for _, c := range d.Blocking {
+			blocking[c]++
+		}
+	}
+	type row struct {
+		name       string
+		half, samp []float64
+		verdicts   map[string]int
+	}
+	var rows []*row
+	idx := map[string]*row{}
+	for _, d := range diags {
+		for _, c := range d.End {
+			r := idx[c.Name]
+			if r == nil {
+				r = &row{name: c.Name, verdicts: map[string]int{}}
+				idx[c.Name] = r
+				rows = append(rows, r)
+			}
+			if !math.IsNaN(c.HalfWid) {
+				r.half = append(r.half, c.HalfWid)
+			}
+			r.samp = append(r.samp, float64(c.Samples))
+			r.verdicts[c.Verdict]++
+		}
+	}
+	fmt.Fprintf(&b, "| check | undecided just before the first pass (or at %s) | verdict at %s: pass / inconclusive / fail | median samples (smaller arm) | median half-width at %s (MDD) |\n|---|---:|---:|---:|---:|\n",
+		res.Scenario.Horizon, res.Scenario.Horizon, res.Scenario.Horizon)
+	sort.SliceStable(rows, func(i, j int) bool { return blocking[rows[i].name] > blocking[rows[j].name] })
+	for _, r := range rows {
+		n := len(diags)
+		fmt.Fprintf(&b, "| %s | %s | %s / %s / %s | %.0f | %.4f |\n", r.name, pct(blocking[r.name], n),
+			pct(r.verdicts["pass"], n), pct(r.verdicts["inconclusive"], n), pct(r.verdicts["fail"], n),
+			median(r.samp), median(r.half))
+	}
+	return b.String()
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}

@@ -1,0 +1,334 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shadoweval/shadoweval/config"
+	gsim "github.com/shadoweval/shadoweval/sidecar/gates/sim"
+	"github.com/shadoweval/shadoweval/window"
+)
+
+// The shipped analysis never fails a healthy canary and always fails a
+// 10-point precision drop, fast. A quick version of TestSimulation.
+func TestAnalysisQuick(t *testing.T) {
+	runs := 20
+	if raceEnabled || testing.Short() {
+		runs = 4
+	}
+	cfg := config.Default()
+	js := []Judge{AnalysisJudge("canary analysis", cfg)}
+	healthy := Scenarios()[0]
+	healthy.Horizon = Horizon
+	res, err := Run(runs, 1, DefaultTraffic, healthy, js, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, o := range res.Runs[0] {
+		if o.FailAt >= 0 {
+			t.Errorf("healthy run %d failed at %s (%d canary events)", r, o.FailAt, o.FailEvents)
+		}
+	}
+	worse := Scenarios()[2] // precision −10 pts
+	res, err = Run(runs, 2, DefaultTraffic, worse, js, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev []float64
+	for r, o := range res.Runs[0] {
+		if o.FailAt < 0 {
+			t.Errorf("%s: run %d not failed within %s", worse.Name, r, worse.Horizon)
+		}
+		if o.First == Pass {
+			t.Errorf("%s: run %d passed first", worse.Name, r)
+		}
+		ev = append(ev, events(o.FailEvents))
+	}
+	if m := median(ev); m > 1500 {
+		t.Errorf("%s: median %v canary events to fail, want ≤ 1500", worse.Name, m)
+	}
+}
+
+// TestSimulation prints every judge on every scenario. The quick default
+// checks that it runs; the full one, whose table is in BENCHMARKS.md, runs
+// with
+//
+//	SHADOWEVAL_SIM=1 go test -run TestSimulation -v -timeout 60m ./sidecar/analysis/sim
+func TestSimulation(t *testing.T) {
+	healthyRuns, badRuns := 2, 1
+	full := os.Getenv("SHADOWEVAL_SIM") != ""
+	switch {
+	case full:
+		healthyRuns, badRuns = 1000, 200
+	case raceEnabled || testing.Short():
+		t.Skip("the quick runs are TestAnalysisQuick's")
+	}
+	cfg := config.Default()
+	js := append(Judges(cfg), KappaStrictJudge(cfg))
+	tr := DefaultTraffic
+	lv := healthyLevels(cfg)
+	t.Logf("traffic: %g canary + %g live events/s, %d gold items, every verdict read every %s; live alone for %s first (the gates' window)",
+		tr.CanaryRate, tr.LiveRate, tr.GoldItems, tr.ReadEvery, tr.WarmUp)
+	t.Logf("healthy arm (gates/sim.Healthy): precision %.3f, chr %.3f, under_refusal %.3f, agreement %.3f, kappa %.3f, ΔS median %.3f p90 %.3f; analysis alpha %g",
+		lv["precision"], lv["chr"], lv["under_refusal"], lv["agreement"], lv["kappa"], lv["delta_s_median"], lv["delta_s_p90"], cfg.Analysis.Alpha)
+	for _, v := range GateVariants() {
+		if reflect.DeepEqual(v.Gates, config.DefaultGates()) {
+			t.Logf("alert gates (shipped) = config.DefaultGates() now = the %s variant, not repeated", v.Name)
+		}
+	}
+	t.Log("Kayenta canary config:\n" + FormatKayenta(cfg))
+	cpu0, wall0 := cpuTime(), time.Now()
+	var all []Summary
+	var healthy *Result
+	for i, sc := range Scenarios() {
+		runs := badRuns
+		if !sc.Bad {
+			runs = healthyRuns
+		}
+		c0 := cpuTime()
+		res, err := Run(runs, uint64(100+i), tr, sc, js, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d runs of %s in %s (%s CPU)", sc.Name, runs, sc.Horizon, res.Elapsed.Round(time.Millisecond), (cpuTime() - c0).Round(time.Millisecond))
+		all = append(all, Summarize(res)...)
+		if !sc.Bad {
+			healthy = res
+		}
+	}
+	t.Logf("total %s wall, %s CPU", time.Since(wall0).Round(time.Second), (cpuTime() - cpu0).Round(time.Second))
+	t.Log("\n" + FormatTable(all, tr.CanaryRate))
+	t.Log("\n" + FormatMatrix(all))
+	t.Log("healthy canary, shipped analysis: the checks that passed last and each check at 60 min\n" + FormatDiag(healthy, 0))
+	t.Log("healthy canary, κ tolerance 0.02:\n" + FormatDiag(healthy, len(js)-1))
+	t.Log("tuning constants:\n" + PlanSensitivity(cfg, tr))
+
+	ours := js[0].Name
+	if d := Dominated(all, ours); len(d) > 0 {
+		t.Logf("DOMINANCE: lower healthy false failure and higher detection than %s: %s", ours, strings.Join(d, "; "))
+	} else {
+		t.Logf("dominance: no judge has both a lower healthy false failure rate and a higher detection rate than %s", ours)
+	}
+	for _, s := range all {
+		if s.Judge != ours {
+			continue
+		}
+		rate := float64(s.EverFailed) / float64(s.Runs)
+		switch {
+		case !s.Bad:
+			if rate > cfg.Analysis.Alpha && full {
+				t.Errorf("healthy canary failed in %.2f %% of runs, above alpha", 100*rate)
+			}
+			t.Logf("target healthy passed ≤ 60 min ≥ 70 %%: %s", pct(s.Passed, s.Runs))
+		case s.Scenario == "precision −5 pts":
+			t.Logf("target −5 pts failed ≥ 90 %%, median ≤ 4500 events: %s, %.0f", pct(s.EverFailed, s.Runs), s.EventsToFail)
+		case s.Scenario == "precision −10 pts":
+			t.Logf("target −10 pts median ≤ 1500 events: %.0f", s.EventsToFail)
+		}
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func TestWorseProfiles(t *testing.T) {
+	h := gsim.Healthy
+	w := WorseCHR(h, 0.05)
+	if d := h.CHR*h.Contained - w.CHR*w.Contained; math.Abs(d-0.05*h.Contained) > 1e-12 || w.Contained != h.Contained {
+		t.Errorf("WorseCHR: precision drop %v, containment %v", d, w.Contained)
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	var xs []float64
+	p := WorseDeltaSP90(h, 0.05)
+	for range 200000 {
+		xs = append(xs, logitNormal(rng, p.DeltaSMedian, p.DeltaSP90))
+	}
+	slices.Sort(xs)
+	if m, q := interp(xs, 0.5), interp(xs, 0.9); math.Abs(m-h.DeltaSMedian) > 0.003 || math.Abs(q-h.DeltaSP90-0.05) > 0.003 {
+		t.Errorf("WorseDeltaSP90: median %v p90 %v", m, q)
+	}
+}
+
+// The per-minute series use the windows' formulas: over the same events
+// they equal a window.Cumulative's metrics (λ aside, cut differently).
+func TestSeriesMatchesCumulative(t *testing.T) {
+	cfg := config.Default()
+	rng := rand.New(rand.NewPCG(9, 9))
+	h := gsim.Healthy
+	g := &generator{rng: rng, gold: newGold(rng, h, 300), ks: len(cfg.K)}
+	cu := window.NewCumulative(cfg.K, cfg.Lambda.MinRuns)
+	s := newSeries(cfg.Lambda.MinRuns)
+	both := bothSink{cu, s}
+	var o window.Observation
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 5000 {
+		if err := g.event(both, "live", &h, t0.Add(time.Duration(i)*time.Millisecond), &o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.close()
+	m := cu.Metrics()
+	for i, name := range seriesMetrics {
+		want, got := m[name].Value, s.values[0][i]
+		tol := 1e-12
+		switch name {
+		case "lambda_convergence":
+			continue
+		case "delta_s_median", "delta_s_p90":
+			tol = 0.01 * want // the sketch's relative accuracy
+		}
+		if math.Abs(got-want) > tol {
+			t.Errorf("%s = %v, Cumulative says %v", name, got, want)
+		}
+	}
+}
+
+type bothSink struct {
+	cu *window.Cumulative
+	s  *series
+}
+
+func (b bothSink) observe(o *window.Observation) error {
+	b.s.observe(o)
+	return b.cu.Add(o)
+}
+
+func (b bothSink) pair(p *window.PairObservation) error {
+	b.s.pair(p)
+	return b.cu.AddPair(p)
+}
+
+func TestMannWhitney(t *testing.T) {
+	// x = y + 5: the Hodges-Lehmann estimate is the shift.
+	var x, y []float64
+	for i := range 10 {
+		y = append(y, float64(i+1))
+		x = append(x, float64(i+6))
+	}
+	lo, hi, est, ok := mannWhitney(x, y, 0.98)
+	if !ok || math.Abs(est-5) > 1e-6 || !(lo < 5 && 5 < hi) || lo <= 0 {
+		t.Errorf("shift 5: [%v, %v] estimate %v ok %v", lo, hi, est, ok)
+	}
+	// Two samples of one distribution: the 98 % interval holds 0 about
+	// 98 % of the time.
+	rng := rand.New(rand.NewPCG(4, 4))
+	const trials = 2000
+	covered := 0
+	for range trials {
+		a, b := make([]float64, 20), make([]float64, 30)
+		for i := range a {
+			a[i] = rng.NormFloat64()
+		}
+		for i := range b {
+			b[i] = rng.NormFloat64()
+		}
+		slices.Sort(a)
+		slices.Sort(b)
+		lo, hi, _, _ := mannWhitney(a, b, 0.98)
+		if lo <= 0 && 0 <= hi {
+			covered++
+		}
+	}
+	if c := float64(covered) / trials; c < 0.97 || c > 0.995 {
+		t.Errorf("98 %% interval covered 0 in %.3f of trials", c)
+	}
+}
+
+func TestKayentaScore(t *testing.T) {
+	labels := func(pass, low, nodata int) []mwLabel {
+		var ls []mwLabel
+		for range pass {
+			ls = append(ls, mwPass)
+		}
+		for range low {
+			ls = append(ls, mwLow)
+		}
+		for range nodata {
+			ls = append(ls, mwNodata)
+		}
+		return ls
+	}
+	for _, c := range []struct {
+		ls   []mwLabel
+		crit bool
+		want float64
+		v    Verdict
+	}{
+		{labels(12, 0, 0), false, 100, Pass},
+		{labels(11, 1, 0), false, 91.67, Inconclusive},
+		{labels(9, 3, 0), false, 75, Inconclusive},
+		{labels(8, 4, 0), false, 66.67, Fail},
+		{labels(12, 0, 0), true, 0, Fail},
+		{labels(6, 0, 6), false, 0, Fail},
+		{labels(7, 0, 5), false, 100, Pass},
+	} {
+		if s := kayentaScore(c.ls, c.crit); s != c.want || kayentaVerdict(s) != c.v {
+			t.Errorf("%v critical %v: score %v (%s), want %v (%s)", c.ls, c.crit, s, kayentaVerdict(s), c.want, c.v)
+		}
+	}
+	// A critical metric well below the baseline fails; one inside the
+	// allowed effect passes.
+	m := kayentaMetric{index: 0, critical: true, allowedIncrease: 1.02, allowedDecrease: 0.98}
+	base := []float64{0.88, 0.87, 0.89, 0.88, 0.90, 0.86, 0.88, 0.89}
+	low, near := make([]float64, len(base)), make([]float64, len(base))
+	for i, v := range base {
+		low[i], near[i] = v-0.05, v-0.01
+	}
+	slices.Sort(base)
+	slices.Sort(low)
+	slices.Sort(near)
+	if l, crit := m.classify(base, low, nil); l != mwLow || !crit {
+		t.Errorf("5 points lower: %v critical %v", l, crit)
+	}
+	if l, crit := m.classify(base, near, nil); l != mwPass || crit {
+		t.Errorf("1 point lower: %v critical %v", l, crit)
+	}
+}
+
+func TestFlagger(t *testing.T) {
+	e := &env{canary: newSeries(3), live: newSeries(3)}
+	prec := seriesIndex("precision")
+	f := FlaggerJudge("f", func(c, _ []float64) bool { return c[prec] >= 0.8 }, 5, 10)
+	j, _ := f.make(e)
+	minute := func(p float64) {
+		v := make([]float64, len(seriesMetrics))
+		v[prec] = p
+		e.canary.values = append(e.canary.values, v)
+		e.live.values = append(e.live.values, v)
+	}
+	// 4 failed checks, then 9 passed: still running; the 10th promotes.
+	for range 4 {
+		minute(0.7)
+	}
+	for range 9 {
+		minute(0.9)
+	}
+	if v := j.read(e, time.Time{}); v != Inconclusive {
+		t.Fatalf("after 4 failed and 9 passed checks: %s", v)
+	}
+	minute(0.9)
+	if v := j.read(e, time.Time{}); v != Pass {
+		t.Fatalf("after 10 passed checks: %s", v)
+	}
+	// Failed checks accumulate: the 5th rolls back.
+	j, _ = f.make(e)
+	e.canary.values, e.live.values = nil, nil
+	for _, p := range []float64{0.7, 0.9, 0.7, 0.9, 0.7, 0.9, 0.7, 0.9, 0.7} {
+		minute(p)
+	}
+	if v := j.read(e, time.Time{}); v != Fail {
+		t.Fatalf("after 5 failed checks: %s", v)
+	}
+}
