@@ -268,6 +268,39 @@ func (h *testApp) post(path string) (int, []byte) {
 	return code, body
 }
 
+// doBody is do with a request body; contentType "" sends none.
+func (h *testApp) doBody(method, path, contentType, body string, header http.Header) (int, []byte) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, h.base+path, strings.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		h.t.Fatalf("%s %s: reading the body: %v", method, path, err)
+	}
+	return resp.StatusCode, out
+}
+
+// postJSON posts a JSON body and returns the status and the answer.
+func (h *testApp) postJSON(path, body string) (int, []byte) {
+	h.t.Helper()
+	return h.doBody(http.MethodPost, path, "application/json", body, nil)
+}
+
 // report is GET /api/v1/windows?arm=&window=5m; ok is false on 404 (the
 // arm has nothing in its windows yet).
 func (h *testApp) report(arm string) (sidecar.WindowReport, bool) {
@@ -411,6 +444,46 @@ func diffMetrics(a, b sidecar.WindowReport) []string {
 	}
 	sort.Strings(diffs)
 	return diffs
+}
+
+// ---- NATS subscriptions ----
+
+// subscribe delivers the messages of subject on a channel, from before the
+// call returns.
+func subscribe(t testing.TB, nc *nats.Conn, subject string) <-chan *nats.Msg {
+	t.Helper()
+	ch := make(chan *nats.Msg, 64)
+	sub, err := nc.ChanSubscribe(subject, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := nc.FlushTimeout(waitTimeout); err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+// receiveJSON decodes the next message of ch into v, failing after
+// waitTimeout.
+func receiveJSON(t testing.TB, ch <-chan *nats.Msg, what string, v any) {
+	t.Helper()
+	receiveJSONMsg(t, ch, what, v)
+}
+
+// receiveJSONMsg is receiveJSON that also returns the message.
+func receiveJSONMsg(t testing.TB, ch <-chan *nats.Msg, what string, v any) *nats.Msg {
+	t.Helper()
+	select {
+	case m := <-ch:
+		if err := json.Unmarshal(m.Data, v); err != nil {
+			t.Fatalf("%s on %s: %v in %s", what, m.Subject, err, m.Data)
+		}
+		return m
+	case <-time.After(waitTimeout):
+		t.Fatalf("gave up after %v waiting for %s", waitTimeout, what)
+	}
+	return nil
 }
 
 // ---- /metrics ----

@@ -1,6 +1,8 @@
 package sidecar
 
 import (
+	"context"
+
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/shadoweval/shadoweval/stream"
@@ -13,11 +15,15 @@ import (
 // waiting for the next tick.
 func (a *App) ExpireNow() { a.expire(a.now()) }
 
-// EvaluateGatesNow runs one gate evaluation at the app's clock (alerts,
-// verdict messages), as the gate loop does on its ticker. End-to-end tests
-// move their clock (Options.Now) and call it instead of waiting for the
-// next tick, which runs on real time.
+// EvaluateGatesNow runs one gate evaluation at the app's clock (alerts),
+// as the gate loop does on its ticker. End-to-end tests move their clock
+// (Options.Now) and call it instead of waiting for the next tick, which
+// runs on real time.
 func (a *App) EvaluateGatesNow() { a.evaluateGates(a.now()) }
+
+// TickAnalysesNow judges the analyses at the app's clock (verdict
+// messages, checkpoints), as the gate loop does after each evaluation.
+func (a *App) TickAnalysesNow() { a.tickAnalyses(context.Background(), a.now()) }
 
 // WithSpanProcessor makes the tracer provider built from the config send
 // its spans to p too, as it would to an OTLP exporter: tracing is on and

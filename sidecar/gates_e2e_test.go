@@ -1,27 +1,22 @@
 package sidecar_test
 
-// End-to-end test of gates, alerts and canary verdicts (SPEC §5, §6): the
+// End-to-end test of alert gates and alerts (SPEC §5.1, §6): the
 // whole App against a real NATS server and the real Alertmanager binary
 // (Debian prometheus-alertmanager), time moved only by the fake clock.
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar"
@@ -32,11 +27,12 @@ import (
 	"github.com/shadoweval/shadoweval/sidecar/internal/testtools"
 )
 
-// TestGateCanaryPrecisionE2E walks one canary precision gate through
+// TestGateCanaryPrecisionE2E walks one canary precision alert gate through
 // inconclusive → ok → pending → firing → resolved with traffic sent through
-// NATS, and checks every output on the way: the verdict API, the Flagger
-// hooks, the Kayenta judge, /metrics, the NATS alert and verdict messages
-// and the alert as the real Alertmanager holds it.
+// NATS, and checks every output of the alert path on the way: the gate
+// state and value on /metrics, the NATS alert messages and the alert as the
+// real Alertmanager holds it. Promotion verdicts come from analyses, not
+// gates (analyses_e2e_test.go).
 //
 // Alertmanager judges startsAt and endsAt by its own wall clock, so the fake
 // clock starts in the real past: far enough back that the resolved alert's
@@ -77,14 +73,7 @@ func TestGateCanaryPrecisionE2E(t *testing.T) {
 	// Generated gold, and live events for it with ts = the fake now.
 	const seed, items = 20310304, 300
 	genOpt := gen.Options{Seed: seed, Items: items, Awkward: -1, Quality: 1}
-	var goldBuf bytes.Buffer
-	if err := gen.WriteGold(&goldBuf, genOpt); err != nil {
-		t.Fatal(err)
-	}
-	goldFile := filepath.Join(t.TempDir(), "gold.jsonl")
-	if err := os.WriteFile(goldFile, goldBuf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	goldFile := writeGenGold(t, genOpt)
 
 	var trMu sync.Mutex
 	var transitions []gates.Transition
@@ -106,7 +95,6 @@ func TestGateCanaryPrecisionE2E(t *testing.T) {
 		},
 	})
 	alerts := subscribe(t, h.nc, "shadoweval.alerts."+gateArm)
-	verdicts := subscribe(t, h.nc, "shadoweval.verdicts."+gateArm)
 
 	genOpt.Arms = []string{"live", gateArm}
 	genOpt.Now = h.clock.Now
@@ -122,33 +110,39 @@ func TestGateCanaryPrecisionE2E(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// nextVerdict is the next verdict message for the gate's window.
-	nextVerdict := func(what string) gates.VerdictResponse {
+	// gate is the engine's result for the gate and arm: its active_at,
+	// value and samples are on no HTTP endpoint.
+	gate := func() gates.Result {
 		t.Helper()
-		for {
-			var v gates.VerdictResponse
-			receiveJSON(t, verdicts, what, &v)
-			if v.Window == win {
-				return v
-			}
-		}
-	}
-	gateOf := func(rs []gates.Result) gates.Result {
-		t.Helper()
-		for _, r := range rs {
+		for _, r := range h.app.Gates().Results(gateArm, win) {
 			if r.Gate == gateName && r.Arm == gateArm {
 				return r
 			}
 		}
-		t.Fatalf("gate %s of arm %s missing from %+v", gateName, gateArm, rs)
+		t.Fatalf("gate %s of arm %s has no result", gateName, gateArm)
 		return gates.Result{}
 	}
 	stateLabels := func(state string) map[string]string {
 		return map[string]string{"gate": gateName, "arm": gateArm, "window": win, "state": state}
 	}
-	verdictPath := "/api/v1/verdict?arm=" + gateArm + "&window=" + win
+	// checkState checks the gate is in state on /metrics (1 there, 0 in
+	// every other state) and in the engine.
+	checkState := func(what string, want gates.State) {
+		t.Helper()
+		for _, s := range []gates.State{gates.Inconclusive, gates.OK, gates.Pending, gates.Firing, gates.Resolved} {
+			v := 0.0
+			if s == want {
+				v = 1
+			}
+			h.checkMetric("shadoweval_gate_state", stateLabels(s.String()), v)
+		}
+		if g := gate(); g.State != want {
+			t.Errorf("%s: gate %s (%s), want %s", what, g.State, g.Reason, want)
+		}
+	}
+	valueLabels := map[string]string{"gate": gateName, "arm": gateArm, "window": win, "metric": "precision"}
 
-	// 1. Healthy traffic on both arms: the gate passes.
+	// 1. Healthy traffic on both arms: the gate is ok.
 	send(gateArm, 100)
 	send("live", 100)
 	h.waitWindow("live", win, 100)
@@ -157,15 +151,9 @@ func TestGateCanaryPrecisionE2E(t *testing.T) {
 		t.Fatalf("healthy canary: precision %v over %d samples, want 1 over >= 50", p, n)
 	}
 	h.app.EvaluateGatesNow()
-	v := h.verdict(verdictPath)
-	if g := gateOf(v.Gates); v.Verdict != gates.VerdictPass || g.State != gates.OK {
-		t.Fatalf("healthy: verdict %s, gate %s (%s), want pass and ok", v.Verdict, g.State, g.Reason)
-	}
-	if m := nextVerdict("the pass verdict"); m.Verdict != gates.VerdictPass || m.Arm != gateArm || gateOf(m.Gates).State != gates.OK {
-		t.Errorf("verdict message %+v, want pass with the gate ok", m)
-	}
-	h.checkMetric("shadoweval_gate_state", stateLabels("ok"), 1)
-	h.checkHooks(gateArm, map[string]int{"confirm-promotion": http.StatusOK, "rollback": http.StatusPreconditionFailed})
+	checkState("healthy", gates.OK)
+	h.checkMetric("shadoweval_gate_value", valueLabels, 1)
+	h.checkMetric("shadoweval_gate_threshold", map[string]string{"gate": gateName, "window": win, "metric": "precision", "op": ">="}, 0.80)
 
 	// 2. A burst of bad canary answers one bucket later: precision falls
 	// below 0.80 and the gate turns pending (it must break for `for`).
@@ -178,28 +166,19 @@ func TestGateCanaryPrecisionE2E(t *testing.T) {
 		t.Fatalf("after the bad burst precision is %v (%d samples), want < 0.80", badPrecision, badSamples)
 	}
 	h.app.EvaluateGatesNow()
-	v = h.verdict(verdictPath)
-	g := gateOf(v.Gates)
-	if v.Verdict != gates.VerdictFail || g.State != gates.Pending {
-		t.Fatalf("bad burst: verdict %s, gate %s (%s), want fail and pending", v.Verdict, g.State, g.Reason)
-	}
-	if !g.ActiveAt.Equal(tBad) || g.Value == nil || *g.Value != badPrecision || g.Samples != badSamples {
+	checkState("bad burst", gates.Pending)
+	if g := gate(); !g.ActiveAt.Equal(tBad) || g.Value == nil || *g.Value != badPrecision || g.Samples != badSamples {
 		t.Errorf("pending gate %+v, want active_at %v, value %v, samples %d", g, tBad, badPrecision, badSamples)
 	}
-	if m := nextVerdict("the fail verdict"); m.Verdict != gates.VerdictFail || gateOf(m.Gates).State != gates.Pending {
-		t.Errorf("verdict message %+v, want fail with the gate pending", m)
-	}
-	h.checkHooks(gateArm, map[string]int{"rollback": http.StatusOK, "confirm-promotion": http.StatusPreconditionFailed})
-	h.checkJudge(gateArm, win, 0, "Fail", "Low")
-	h.checkMetric("shadoweval_gate_state", stateLabels("pending"), 1)
+	h.checkMetric("shadoweval_gate_value", valueLabels, badPrecision)
 
 	// 3. `for` later, still broken: firing. The alert goes to NATS and to
-	// Alertmanager; the verdict stays fail, so no verdict message.
+	// Alertmanager.
 	h.clock.Advance(tFire.Sub(h.clock.Now()))
 	h.app.EvaluateGatesNow()
-	v = h.verdict(verdictPath)
-	if g := gateOf(v.Gates); v.Verdict != gates.VerdictFail || g.State != gates.Firing || !g.ActiveAt.Equal(tBad) {
-		t.Fatalf("after for: verdict %s, gate %s since %v (%s), want fail and firing since %v", v.Verdict, g.State, g.ActiveAt, g.Reason, tBad)
+	checkState("after for", gates.Firing)
+	if g := gate(); !g.ActiveAt.Equal(tBad) {
+		t.Errorf("firing gate active since %v, want %v", g.ActiveAt, tBad)
 	}
 	var fired alert.Alert
 	receiveJSON(t, alerts, "the firing alert on NATS", &fired)
@@ -232,22 +211,19 @@ func TestGateCanaryPrecisionE2E(t *testing.T) {
 	if !am.StartsAt.Equal(tBad) || !am.EndsAt.Equal(tFire.Add(3*resend)) {
 		t.Errorf("Alertmanager startsAt %v endsAt %v, want %v and %v", am.StartsAt, am.EndsAt, tBad, tFire.Add(3*resend))
 	}
-	h.checkMetric("shadoweval_gate_state", stateLabels("firing"), 1)
-	h.checkMetric("shadoweval_gate_state", stateLabels("pending"), 0)
-	h.checkMetric("shadoweval_gate_value", map[string]string{"gate": gateName, "arm": gateArm, "window": win, "metric": "precision"}, badPrecision)
-	h.checkHooks(gateArm, map[string]int{"rollback": http.StatusOK, "confirm-promotion": http.StatusPreconditionFailed})
-	h.checkJudge(gateArm, win, 0, "Fail", "Low")
+	h.checkMetric("shadoweval_gate_value", valueLabels, badPrecision)
 
 	// 4. The bad bucket leaves the window and good traffic fills it: the
-	// gate resolves, the alert leaves Alertmanager, the verdict is pass.
+	// gate resolves and the alert leaves Alertmanager.
 	h.clock.Advance(tResolve.Sub(h.clock.Now()))
 	src.SetQuality(gateArm, 1)
 	send(gateArm, 100)
 	send("live", 100)
 	h.waitWindow("live", win, 100)
 	good := h.waitWindow(gateArm, win, 100) // the earlier events have left the window
-	if p, n := value(t, good, "precision"), samples(t, good, "precision"); p < 0.80 || n < 50 {
-		t.Fatalf("good canary: precision %v over %d samples, want >= 0.80 over >= 50", p, n)
+	goodPrecision := value(t, good, "precision")
+	if n := samples(t, good, "precision"); goodPrecision < 0.80 || n < 50 {
+		t.Fatalf("good canary: precision %v over %d samples, want >= 0.80 over >= 50", goodPrecision, n)
 	}
 	h.app.EvaluateGatesNow()
 	var resolved alert.Alert
@@ -255,10 +231,6 @@ func TestGateCanaryPrecisionE2E(t *testing.T) {
 	if resolved.Status != alert.StatusResolved || resolved.Gate != gateName || resolved.Arm != gateArm ||
 		!resolved.StartsAt.Equal(tBad) || !resolved.EndsAt.Equal(tResolve) || resolved.Value == nil || *resolved.Value < 0.80 {
 		t.Errorf("NATS alert %+v, want resolved at %v, started %v, value >= 0.80", resolved, tResolve, tBad)
-	}
-	// The next verdict message after fail is pass: none came at firing.
-	if m := nextVerdict("the pass verdict after resolving"); m.Verdict != gates.VerdictPass || !slices.Contains([]gates.State{gates.Resolved, gates.OK}, gateOf(m.Gates).State) {
-		t.Errorf("verdict message %+v, want pass with the gate resolved", m)
 	}
 	waitAMAlert(t, amBase, gateName, gateArm, func(a testtools.AlertmanagerAlert, ok bool) string {
 		if ok {
@@ -295,14 +267,22 @@ func TestGateCanaryPrecisionE2E(t *testing.T) {
 	if !slices.Equal(steps, wantSteps) {
 		t.Errorf("transitions %v, want %v (then at most resolved→ok)", steps, wantSteps)
 	}
-	v = h.verdict(verdictPath)
-	if g := gateOf(v.Gates); v.Verdict != gates.VerdictPass || g.State != final {
-		t.Errorf("recovered: verdict %s, gate %s (%s), want pass and %s", v.Verdict, g.State, g.Reason, final)
+	checkState("recovered", final)
+	h.checkMetric("shadoweval_gate_value", valueLabels, goodPrecision)
+}
+
+// writeGenGold writes the generated gold set of opt to a temp file.
+func writeGenGold(t testing.TB, opt gen.Options) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := gen.WriteGold(&buf, opt); err != nil {
+		t.Fatal(err)
 	}
-	h.checkMetric("shadoweval_gate_state", stateLabels("firing"), 0)
-	h.checkMetric("shadoweval_gate_state", stateLabels(final.String()), 1)
-	h.checkHooks(gateArm, map[string]int{"confirm-promotion": http.StatusOK, "rollback": http.StatusPreconditionFailed})
-	h.checkJudge(gateArm, win, 100, "Pass", "Pass")
+	path := filepath.Join(t.TempDir(), "gold.jsonl")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // ---- helpers of the gate test ----
@@ -334,104 +314,6 @@ func (h *testApp) waitWindow(arm, win string, n int64) sidecar.WindowReport {
 		return ""
 	})
 	return rep
-}
-
-// verdict is GET path (an /api/v1/verdict URL), which always answers 200.
-func (h *testApp) verdict(path string) gates.VerdictResponse {
-	h.t.Helper()
-	code, body := h.get(path)
-	if code != http.StatusOK {
-		h.t.Fatalf("GET %s: status %d: %s", path, code, body)
-	}
-	var v gates.VerdictResponse
-	if err := json.Unmarshal(body, &v); err != nil {
-		h.t.Fatalf("GET %s: %v in %s", path, err, body)
-	}
-	return v
-}
-
-// postJSON posts body and returns the status and the answer.
-func (h *testApp) postJSON(path, body string) (int, []byte) {
-	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.base+path, strings.NewReader(body))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		h.t.Fatalf("POST %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		h.t.Fatalf("POST %s: %v", path, err)
-	}
-	return resp.StatusCode, out
-}
-
-// checkHooks posts a Flagger webhook payload for arm to each hook and
-// checks the status it answers.
-func (h *testApp) checkHooks(arm string, want map[string]int) {
-	h.t.Helper()
-	body := `{"name":"x","namespace":"y","phase":"Progressing","metadata":{"arm":"` + arm + `"}}`
-	for hook, status := range want {
-		code, out := h.postJSON("/api/v1/flagger/"+hook, body)
-		if code != status {
-			h.t.Errorf("POST /api/v1/flagger/%s: status %d, want %d: %s", hook, code, status, out)
-		}
-	}
-}
-
-// checkJudge posts a Kayenta remote judge request for arm and win and
-// checks the score, its classification and the gate's classification.
-func (h *testApp) checkJudge(arm, win string, score float64, class, gateClass string) {
-	h.t.Helper()
-	body := `{"canaryConfig":{"name":"x","judge":{"name":"shadoweval","judgeConfigurations":{"arm":"` + arm + `","window":"` + win + `"}}},` +
-		`"scoreThresholds":{"pass":95,"marginal":75},"metricSetPairList":[]}`
-	code, out := h.postJSON("/judge", body)
-	if code != http.StatusOK {
-		h.t.Fatalf("POST /judge: status %d: %s", code, out)
-	}
-	var res gates.KayentaJudgeResult
-	if err := json.Unmarshal(out, &res); err != nil {
-		h.t.Fatalf("POST /judge: %v in %s", err, out)
-	}
-	if res.Score.Score != score || res.Score.Classification != class || len(res.Results) != 1 || res.Results[0].Classification != gateClass {
-		h.t.Errorf("POST /judge: %s, want score %v %s with the gate %s", out, score, class, gateClass)
-	}
-}
-
-// subscribe delivers the messages of subject on a channel, from before the
-// call returns.
-func subscribe(t testing.TB, nc *nats.Conn, subject string) <-chan *nats.Msg {
-	t.Helper()
-	ch := make(chan *nats.Msg, 64)
-	sub, err := nc.ChanSubscribe(subject, ch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sub.Unsubscribe() })
-	if err := nc.FlushTimeout(waitTimeout); err != nil {
-		t.Fatal(err)
-	}
-	return ch
-}
-
-// receiveJSON decodes the next message of ch into v, failing after
-// waitTimeout.
-func receiveJSON(t testing.TB, ch <-chan *nats.Msg, what string, v any) {
-	t.Helper()
-	select {
-	case m := <-ch:
-		if err := json.Unmarshal(m.Data, v); err != nil {
-			t.Fatalf("%s on %s: %v in %s", what, m.Subject, err, m.Data)
-		}
-	case <-time.After(waitTimeout):
-		t.Fatalf("gave up after %v waiting for %s", waitTimeout, what)
-	}
 }
 
 // ---- the real Alertmanager (as sidecar/alert's own tests run it) ----

@@ -3,7 +3,6 @@ package window
 import (
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"slices"
 
@@ -71,16 +70,18 @@ func (cu *Cumulative) Add(o *Observation) error {
 	return nil
 }
 
-// qidKey keys o's λ group: its QIDKey when the caller numbers qids, else a
-// 64-bit hash of its qid (a collision merges two qids' runs, at odds of
-// about n²/2⁶⁵ for n qids).
+// qidKey keys o's λ group by a 64-bit hash of its qid (a collision merges
+// two qids' runs, at odds of about n²/2⁶⁵ for n qids). Not by QIDKey: a
+// caller's numbering of qids lives only as long as its process, and a
+// checkpoint's open groups must be found again in the next one.
 func qidKey(o *Observation) uint64 {
-	if o.QIDKey != 0 {
-		return uint64(o.QIDKey) | 1<<63
+	// FNV-1a, inline: hash/fnv would allocate for every event.
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(o.QID); i++ {
+		h ^= uint64(o.QID[i])
+		h *= 1099511628211
 	}
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(o.QID))
-	return h.Sum64() &^ (1 << 63)
+	return h
 }
 
 // AddPair records one judgement pair; an unknown label is refused

@@ -1,0 +1,426 @@
+package sidecar_test
+
+// End-to-end tests of analyses across kill -9 (SPEC §5.2, §9): the sidecar
+// runs in child processes (jetstream_e2e_test.go) on the real clock, so
+// that it can be killed with SIGKILL, next to a sidecar that runs
+// throughout. Nothing sleeps: every wait polls a condition or watches the
+// checkpoint bucket.
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/shadoweval/shadoweval/sidecar/analysis"
+	"github.com/shadoweval/shadoweval/stream/gen"
+	"github.com/shadoweval/shadoweval/stream/streamtest"
+)
+
+// childConfig is what writeChildConfig puts in a child's config.
+type childConfig struct {
+	url, gold, durable, bucket string
+	jetstream                  bool
+	// prefix replaces "rag" in the input subjects ("": rag).
+	prefix string
+	// extra is more YAML, appended.
+	extra string
+}
+
+// writeChildConfig writes a sidecar config for a child process: one
+// ingest worker, so that two sidecars apply the same events in the same
+// order, and a checkpoint bucket of its own.
+func writeChildConfig(t *testing.T, c childConfig) string {
+	t.Helper()
+	if c.prefix == "" {
+		c.prefix = "rag"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "nats:\n  url: %q\n  jetstream: %v\n  stream: RAG\n  durable: %s\n  workers: 1\n", c.url, c.jetstream, c.durable)
+	fmt.Fprintf(&b, "subjects:\n")
+	for _, kind := range []string{"trace", "retrieval", "answer", "judgement"} {
+		fmt.Fprintf(&b, "  %s: %s.%s.>\n", kind, c.prefix, kind)
+	}
+	fmt.Fprintf(&b, "gold:\n  file: %q\nhttp:\n  listen: 127.0.0.1:0\nlog:\n  level: info\nanalysis:\n  kv_bucket: %s\n", c.gold, c.bucket)
+	b.WriteString(c.extra)
+	path := filepath.Join(t.TempDir(), c.durable+".yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// startAnalysis starts analysis id on canary vs live through the API.
+func (h *testApp) startAnalysis(id string) analysis.Result {
+	h.t.Helper()
+	code, body := h.postJSON("/api/v1/analyses", `{"id":"`+id+`","arm":"canary","baseline":"live","checks":"canary"}`)
+	if code != http.StatusCreated {
+		h.t.Fatalf("POST /api/v1/analyses %s: %d %s", id, code, body)
+	}
+	var r analysis.Result
+	if err := json.Unmarshal(body, &r); err != nil {
+		h.t.Fatal(err)
+	}
+	return r
+}
+
+// sameAnalysis fails unless a and b counted the same events and judged
+// every check alike: the checks' JSON (estimate, interval, samples,
+// verdict) byte for byte. It wants some checks with numbers, so that the
+// comparison is not empty.
+func sameAnalysis(t *testing.T, what string, a, b analysis.Result, minWithData int) {
+	t.Helper()
+	if a.Events != b.Events {
+		t.Errorf("%s: events %+v vs %+v", what, a.Events, b.Events)
+	}
+	ja, err := json.Marshal(a.Checks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jb, err := json.Marshal(b.Checks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ja, jb) {
+		for i := range min(len(a.Checks), len(b.Checks)) {
+			ca, _ := json.Marshal(a.Checks[i])
+			cb, _ := json.Marshal(b.Checks[i])
+			if !bytes.Equal(ca, cb) {
+				t.Errorf("%s: check %s differs:\n%s\n%s", what, a.Checks[i].Name, ca, cb)
+			}
+		}
+		if len(a.Checks) != len(b.Checks) {
+			t.Errorf("%s: %d checks vs %d", what, len(a.Checks), len(b.Checks))
+		}
+	}
+	n := 0
+	for _, c := range a.Checks {
+		if c.Estimate != nil {
+			n++
+		}
+	}
+	if n < minWithData {
+		t.Errorf("%s: only %d checks have numbers, want >= %d: %+v", what, n, minWithData, a.Checks)
+	}
+}
+
+// analysisEvents is how many events of pubs an analysis of canary vs live
+// counts: the scored traces and joined answers (judgement pairs feed its
+// checks, not its event count).
+func analysisEvents(pubs []jsPub) analysis.Samples {
+	var s analysis.Samples
+	for _, p := range pubs {
+		if p.outcome != "scored" || strings.HasPrefix(p.subject, "rag.judgement.") {
+			continue
+		}
+		switch p.arm {
+		case "canary":
+			s.Arm++
+		case "live":
+			s.Baseline++
+		}
+	}
+	return s
+}
+
+// TestAnalysisJetStreamKillRestart: in JetStream mode an analysis survives
+// kill -9 with exactly the accumulators of an uninterrupted run. Sidecar A
+// is killed mid-stream and started again on the same stream and bucket; B
+// runs throughout. Both end with the same events and the same estimate,
+// interval and verdict for every check, over mixed traffic (producer
+// retries, split halves, judgement pairs, malformed and late events).
+func TestAnalysisJetStreamKillRestart(t *testing.T) {
+	t.Parallel()
+	ns := startJSServer(t)
+	gold := copyFile(t, "testdata/gold_v1.jsonl", t.TempDir(), "gold.jsonl")
+	cfgA := writeChildConfig(t, childConfig{url: ns.url(), gold: gold, durable: "killed", bucket: "analyses_killed", jetstream: true})
+	cfgB := writeChildConfig(t, childConfig{url: ns.url(), gold: gold, durable: "steady", bucket: "analyses_steady", jetstream: true})
+	a := startSidecarProcess(t, "sidecar A", cfgA)
+	b := startSidecarProcess(t, "sidecar B", cfgB)
+	a.waitReady("A", http.StatusOK)
+	b.waitReady("B", http.StatusOK)
+
+	const id = "canary-js"
+	ra, rb := a.startAnalysis(id), b.startAnalysis(id)
+	sinceA := ra.Since
+	// Every event is at or after both starts.
+	t0 := ra.Since
+	if rb.Since.After(t0) {
+		t0 = rb.Since
+	}
+	pubs := jsTraffic(0, 600, t0)
+	want := expectedEvents(pubs)
+	wantEvents := analysisEvents(pubs)
+
+	nc := streamtest.Connect(t, ns.url())
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	var published atomic.Int64
+	pubErr := make(chan error, 1)
+	go func() { pubErr <- publishAll(ctx, js, pubs, &published) }()
+
+	// Kill A once its analysis has taken some of the stream; start it
+	// again when more has been published meanwhile.
+	var before analysis.Result
+	poll(t, "A's analysis to take 60 events", func() string {
+		before = a.analysis(id)
+		if n := before.Events.Arm + before.Events.Baseline; n < 60 {
+			return fmt.Sprintf("%d taken", n)
+		}
+		return ""
+	})
+	a.kill()
+	killedAt := published.Load()
+	poll(t, "more events published while A is dead", func() string {
+		if n := published.Load(); n < killedAt+int64(len(pubs))/5 && n < int64(len(pubs)) {
+			return fmt.Sprintf("%d published", n)
+		}
+		return ""
+	})
+	a = startSidecarProcess(t, "sidecar A (restarted)", cfgA)
+	if err := <-pubErr; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("A killed with %+v events in its analysis, %d of %d messages published", before.Events, killedAt, len(pubs))
+
+	// Every message applied (the windows count each once), then compare.
+	a.waitExpected("A", want)
+	b.waitExpected("B", want)
+	ra, rb = a.analysis(id), b.analysis(id)
+	if ra.Events != wantEvents {
+		t.Errorf("A's analysis counts %+v events, want %+v", ra.Events, wantEvents)
+	}
+	if !ra.Since.Equal(sinceA) || ra.Analysis != id || ra.Arm != "canary" || ra.Baseline != "live" || ra.Ended != nil {
+		t.Errorf("A's analysis after the restart: %+v, want the one started before the kill", ra)
+	}
+	sameAnalysis(t, "A after kill -9 vs B", ra, rb, 6)
+	// The checkpoint holds the spec only: the replay rebuilt the rest.
+	kv, err := js.KeyValue(ctx, "analyses_killed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := kvCheckpoint(ctx, t, kv, id); !s.Spec.Start.Equal(sinceA) || s.Spec.Arm != "canary" || len(s.Candidate) > 0 || len(s.Baseline) > 0 || s.Events != (analysis.Samples{}) {
+		t.Errorf("JetStream-mode checkpoint %+v, want the spec (start %v) without accumulators", s, sinceA)
+	}
+	// The pairs are all the canary's: the checks have data, and no
+	// baseline to compare with.
+	for _, c := range ra.Checks {
+		if (c.Metric == "agreement" || c.Metric == "kappa") && (c.Samples.Arm == 0 || c.Verdict == analysis.NoData) {
+			t.Errorf("check %s has no data (%+v): the judgement pairs did not reach the analysis", c.Name, c.Samples)
+		}
+	}
+}
+
+// TestAnalysisJetStreamReplayFromStart: a restart in JetStream mode
+// replays the stream from the start of the oldest running analysis when
+// that is further back than the windows need. The windows here span 1.5 s
+// with their lateness, and A restarts once every event is older than that:
+// a replay of the windows' span alone would leave its analysis empty.
+func TestAnalysisJetStreamReplayFromStart(t *testing.T) {
+	t.Parallel()
+	ns := startJSServer(t)
+	genOpt := gen.Options{Seed: 20310307, Items: 300, Awkward: -1}
+	gold := writeGenGold(t, genOpt)
+	const span = 1500 * time.Millisecond // the longest window + max_lateness
+	short := "windows:\n  - {length: 1s, resolution: 100ms}\nwindow:\n  max_lateness: 500ms\n"
+	cfgA := writeChildConfig(t, childConfig{url: ns.url(), gold: gold, durable: "killed", bucket: "analyses_killed", jetstream: true, extra: short})
+	cfgB := writeChildConfig(t, childConfig{url: ns.url(), gold: gold, durable: "steady", bucket: "analyses_steady", jetstream: true, extra: short})
+	a := startSidecarProcess(t, "sidecar A", cfgA)
+	b := startSidecarProcess(t, "sidecar B", cfgB)
+	a.waitReady("A", http.StatusOK)
+	b.waitReady("B", http.StatusOK)
+	const id = "canary-old"
+	sinceA := a.startAnalysis(id).Since
+	b.startAnalysis(id)
+
+	// Events without ts: their event time is the time the server stored
+	// them, after both starts.
+	nc := streamtest.Connect(t, ns.url())
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	genOpt.Arms = []string{"live", "canary"}
+	src := gen.NewTraceSource(genOpt)
+	const n = 300
+	for range n {
+		for _, arm := range genOpt.Arms {
+			if _, err := js.Publish(ctx, "rag.trace."+arm, src.NextFor(arm)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	lastStored := time.Now() // after the last PubAck
+	a.waitAnalysisEvents(id, n, n)
+	rb := b.waitAnalysisEvents(id, n, n)
+	a.kill()
+
+	// The one wait on the clock: what is tested is that the events are
+	// older than the windows' replay span when A starts again.
+	poll(t, "every event to be older than the replay span", func() string {
+		if age := time.Since(lastStored); age <= span+100*time.Millisecond {
+			return fmt.Sprintf("the last is %v old", age)
+		}
+		return ""
+	})
+	a = startSidecarProcess(t, "sidecar A (restarted)", cfgA)
+	ra := a.waitAnalysisEvents(id, n, n)
+	if !ra.Since.Equal(sinceA) {
+		t.Errorf("A's analysis since %v after the restart, want %v", ra.Since, sinceA)
+	}
+	sameAnalysis(t, "A replayed from the analysis' start vs B", ra, rb, 6)
+}
+
+// kvCheckpoint reads analysis id's checkpoint from bucket.
+func kvCheckpoint(ctx context.Context, t *testing.T, kv jetstream.KeyValue, id string) analysis.Saved {
+	t.Helper()
+	e, err := kv.Get(ctx, base64.RawURLEncoding.EncodeToString([]byte(id)))
+	if err != nil {
+		t.Fatalf("checkpoint of %s: %v", id, err)
+	}
+	var s analysis.Saved
+	if err := json.Unmarshal(e.Value(), &s); err != nil {
+		t.Fatalf("checkpoint of %s: %v in %s", id, err, e.Value())
+	}
+	return s
+}
+
+// TestAnalysisCoreNATSKillRestart: with core NATS (the server still has
+// JetStream, for the checkpoint bucket) an analysis resumes from its last
+// checkpoint after kill -9. A is killed after a tick wrote a checkpoint and
+// more events came; restarted, its analysis equals what it was at the
+// checkpoint: the events between the checkpoint and the kill are the
+// documented loss. From there it goes on as a sidecar B that never saw
+// those events does.
+func TestAnalysisCoreNATSKillRestart(t *testing.T) {
+	t.Parallel()
+	ns := startJSServer(t)
+	genOpt := gen.Options{Seed: 20310306, Items: 300, Awkward: -1}
+	gold := writeGenGold(t, genOpt)
+	const bucketA = "analyses_core_a"
+	cfgA := writeChildConfig(t, childConfig{url: ns.url(), gold: gold, durable: "core-a", bucket: bucketA})
+	// B reads its own subjects, so that the test can send A events B
+	// never sees.
+	cfgB := writeChildConfig(t, childConfig{url: ns.url(), gold: gold, durable: "core-b", bucket: "analyses_core_b", prefix: "ref"})
+	a := startSidecarProcess(t, "sidecar A", cfgA)
+	b := startSidecarProcess(t, "sidecar B", cfgB)
+	a.waitReady("A", http.StatusOK)
+	b.waitReady("B", http.StatusOK)
+
+	const id = "canary-core"
+	ra := a.startAnalysis(id)
+	b.startAnalysis(id)
+
+	nc := streamtest.Connect(t, ns.url())
+	genOpt.Arms = []string{"live", "canary"}
+	genOpt.Now = time.Now // after both starts
+	src := gen.NewTraceSource(genOpt)
+	// send publishes n events per arm to A's subjects and, with toB, to
+	// B's too.
+	send := func(n int, toB bool) {
+		t.Helper()
+		for range n {
+			for _, arm := range genOpt.Arms {
+				ev := src.NextFor(arm)
+				if err := nc.Publish("rag.trace."+arm, ev); err != nil {
+					t.Fatal(err)
+				}
+				if toB {
+					if err := nc.Publish("ref.trace."+arm, ev); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		if err := nc.FlushTimeout(waitTimeout); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const n1, gap, n3 = 600, 150, 600
+
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bounds the test's own NATS calls, over several waits.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*waitTimeout)
+	defer cancel()
+	kv, err := js.KeyValue(ctx, bucketA)
+	if err != nil {
+		t.Fatalf("A's checkpoint bucket: %v", err)
+	}
+
+	// 1. Events both see, then a tick's checkpoint of all of them.
+	send(n1, true)
+	a.waitAnalysisEvents(id, n1, n1)
+	b.waitAnalysisEvents(id, n1, n1)
+	// Watch for the next checkpoint after the current ones: a tick has
+	// just written it, so the next is a whole tick interval away.
+	w, err := kv.Watch(ctx, base64.RawURLEncoding.EncodeToString([]byte(id)), jetstream.UpdatesOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = w.Stop() }()
+	var saved analysis.Saved
+	for saved.Events != (analysis.Samples{Arm: n1, Baseline: n1}) {
+		select {
+		case e := <-w.Updates():
+			if e == nil {
+				continue
+			}
+			if err := json.Unmarshal(e.Value(), &saved); err != nil {
+				t.Fatalf("checkpoint: %v in %s", err, e.Value())
+			}
+		case <-ctx.Done():
+			t.Fatalf("no checkpoint of %d events per arm within %v (last %+v)", n1, waitTimeout, saved.Events)
+		}
+	}
+	if len(saved.Candidate) == 0 || len(saved.Baseline) == 0 {
+		t.Fatalf("core-NATS checkpoint without accumulators: %+v", saved)
+	}
+	atCheckpoint := a.analysis(id)
+
+	// 2. More events for A only, then kill -9 before the next tick.
+	send(gap, false)
+	a.waitAnalysisEvents(id, n1+gap, n1+gap)
+	a.kill()
+	if s := kvCheckpoint(ctx, t, kv, id); s.Events != saved.Events {
+		t.Fatalf("a tick checkpointed %+v after the one watched (%+v) before the kill: the gap took longer than a tick", s.Events, saved.Events)
+	}
+
+	// 3. Restarted, A's analysis is the checkpoint's: the gap is lost.
+	a = startSidecarProcess(t, "sidecar A (restarted)", cfgA)
+	a.waitReady("A", http.StatusOK)
+	restored := a.analysis(id)
+	if !restored.Since.Equal(ra.Since) || restored.Ended != nil {
+		t.Errorf("restored analysis since %v (ended %v), want since %v and running", restored.Since, restored.Ended, ra.Since)
+	}
+	if restored.Events != (analysis.Samples{Arm: n1, Baseline: n1}) {
+		t.Errorf("restored analysis counts %+v events, want %d per arm: those of the checkpoint, without the %d of the gap", restored.Events, n1, gap)
+	}
+	sameAnalysis(t, "A restored vs A at the checkpoint", restored, atCheckpoint, 6)
+
+	// 4. Both go on with the same events: A, which lost the gap, ends
+	// equal to B, which never saw it.
+	send(n3, true)
+	ra = a.waitAnalysisEvents(id, n1+n3, n1+n3)
+	rb := b.waitAnalysisEvents(id, n1+n3, n1+n3)
+	sameAnalysis(t, "A resumed vs B", ra, rb, 6)
+	a.checkMetric("shadoweval_analysis_checkpoint_errors_total", nil, 0)
+}
