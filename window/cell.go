@@ -129,6 +129,36 @@ func (c *cell) merge(o *cell, dists, lam bool) {
 // sketch indexes of o's ΔS values (see arm.sketchIndexes), or is nil when
 // the cell must map them itself.
 func (c *cell) add(l *layout, o *Observation, idx []int, key uint32) {
+	c.addCounts(l, o)
+	if idx != nil {
+		if citedCounted(o) {
+			c.cited.addIndex(idx[0], o.DeltaSCited)
+		}
+		for i, v := range o.DeltaSRetrieved {
+			c.ret.addIndex(idx[i+1], v)
+		}
+	} else {
+		if citedCounted(o) {
+			c.cited.addIndex(mapIndex(o.DeltaSCited), o.DeltaSCited)
+		}
+		for _, v := range o.DeltaSRetrieved {
+			c.ret.addIndex(mapIndex(v), v)
+		}
+	}
+	if inLambda(o) {
+		j, ok := c.lamIdx[key]
+		if !ok {
+			j = int32(len(c.lam))
+			c.lam = append(c.lam, lamSum{key: key})
+			c.lamIdx[key] = j
+		}
+		c.lam[j].add(o.Lambda)
+	}
+}
+
+// addCounts records the counters and sums of o: all but its ΔS values and
+// its λ run.
+func (c *cell) addCounts(l *layout, o *Observation) {
 	cnt := c.cnt
 	if o.HasAnswer {
 		if o.Answerable {
@@ -192,30 +222,6 @@ func (c *cell) add(l *layout, o *Observation, idx []int, key uint32) {
 	if o.Triage >= 0 {
 		cnt[cTriageN]++
 		cnt[l.triage+o.Triage]++
-	}
-	if idx != nil {
-		if citedCounted(o) {
-			c.cited.addIndex(idx[0], o.DeltaSCited)
-		}
-		for i, v := range o.DeltaSRetrieved {
-			c.ret.addIndex(idx[i+1], v)
-		}
-	} else {
-		if citedCounted(o) {
-			c.cited.addIndex(mapIndex(o.DeltaSCited), o.DeltaSCited)
-		}
-		for _, v := range o.DeltaSRetrieved {
-			c.ret.addIndex(mapIndex(v), v)
-		}
-	}
-	if inLambda(o) {
-		j, ok := c.lamIdx[key]
-		if !ok {
-			j = int32(len(c.lam))
-			c.lam = append(c.lam, lamSum{key: key})
-			c.lamIdx[key] = j
-		}
-		c.lam[j].add(o.Lambda)
 	}
 }
 

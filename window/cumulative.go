@@ -28,57 +28,210 @@ type Cumulative struct {
 	ks      []int
 	minRuns int
 	c       *cell
-	open    map[uint64]*lamSum // qid → its group still short of minRuns runs
-	lam     lamCounts
+	// λ: one slot per qid seen, holding its group still short of minRuns
+	// runs. A qid's slot is found by its QIDKey through dense when the
+	// caller numbers qids, else (and for groups restored from a
+	// checkpoint, until their qid shows up) by its hash through byHash.
+	slots  []lamSlot
+	dense  []int32 // QIDKey → slot + 1
+	byHash map[uint64]int32
+	lam    lamCounts
 }
+
+type lamSlot struct {
+	hash uint64
+	g    lamSum
+}
+
+// maxDenseQIDKey bounds the QIDKeys looked up through a slice; larger ones
+// (no gold store numbers that many qids) go through the map.
+const maxDenseQIDKey = 1 << 22
 
 // NewCumulative returns an empty accumulator for the cut-offs ks and
 // groups of minRuns runs (at least 1).
 func NewCumulative(ks []int, minRuns int) *Cumulative {
 	l := newLayout(len(ks))
-	return &Cumulative{l: l, ks: slices.Clone(ks), minRuns: max(minRuns, 1), c: newCell(&l), open: map[uint64]*lamSum{}}
+	return &Cumulative{l: l, ks: slices.Clone(ks), minRuns: max(minRuns, 1), c: newCell(&l), byHash: map[uint64]int32{}}
+}
+
+// Prepared is an observation checked and digested once, to be added to
+// several accumulators of the same cut-offs (one per running analysis):
+// the counters it adds to, its sums in fixed point, its ΔS sketch index
+// and its qid's hash are worked out once, not once per accumulator.
+type Prepared struct {
+	lambda   bool
+	run      LambdaRun
+	qidKey   uint32
+	hash     uint64
+	cited    bool
+	citedIdx int
+	citedVal float64
+	anchor   int64
+	nInc     int
+	nSum     int
+	inc      [8 + 2*32]uint16 // counters to add 1 to
+	sumIdx   [2 * 32]uint16
+	sumAdd   [2 * 32]uint64 // fixed-point units (fixedSum)
+}
+
+// Prepare checks o for accumulators with nk cut-offs and digests it into p.
+func Prepare(o *Observation, nk int, p *Prepared) error {
+	if err := validate(o, nk); err != nil {
+		return err
+	}
+	if nk > 32 {
+		return invalidf("%d cut-offs, at most 32", nk)
+	}
+	*p = Prepared{lambda: inLambda(o), run: o.Lambda, qidKey: o.QIDKey}
+	// The counters of cell.addCounts, as a list.
+	l := newLayout(nk)
+	inc := func(i int) { p.inc[p.nInc] = uint16(i); p.nInc++ }
+	sum := func(i int, v float64) {
+		p.sumIdx[p.nSum] = uint16(i)
+		p.sumAdd[p.nSum] = uint64(v * fixedOne)
+		p.nSum++
+	}
+	if o.HasAnswer {
+		if o.Answerable {
+			inc(cAnsw)
+		} else {
+			inc(cUnans)
+		}
+		switch {
+		case o.Shipped:
+			inc(cShip)
+			if !o.Answerable {
+				inc(cShipUnans)
+			} else if o.Hit {
+				inc(cChrNum)
+				if o.Contained {
+					inc(cPrecNum)
+				}
+			}
+		case o.Answerable:
+			inc(cRefAnsw)
+		}
+	}
+	if o.HasRetrieval {
+		inc(cRetN)
+		if o.Answerable {
+			inc(cRetA)
+			for i := range nk {
+				if o.RecallStrict&(1<<i) != 0 {
+					inc(l.recall + i)
+				}
+			}
+		}
+		for i, v := range o.PrecisionAtK {
+			sum(l.sumP+i, v)
+		}
+	}
+	if o.HasRecallAtK {
+		inc(cRecN)
+		for i, v := range o.RecallAtK {
+			sum(l.sumR+i, v)
+		}
+	}
+	if o.CoverageEligible {
+		inc(cCovElig)
+		if o.Covered {
+			inc(cCovered)
+		}
+	}
+	if o.CitationAccEligible {
+		inc(cAccElig)
+		if o.CitationAccurate {
+			inc(cAccurate)
+		}
+	}
+	if o.HasAnchorDistance {
+		inc(cAnchorN)
+		p.anchor = int64(o.AnchorDistance)
+	}
+	if o.Triage >= 0 {
+		inc(cTriageN)
+		inc(l.triage + o.Triage)
+	}
+	if p.cited = citedCounted(o); p.cited {
+		p.citedVal = o.DeltaSCited
+		p.citedIdx = mapIndex(o.DeltaSCited)
+	}
+	if p.lambda {
+		p.hash = qidHash(o.QID)
+	}
+	return nil
 }
 
 // Add records one observation; an invalid one is refused (ErrInvalid) and
 // nothing is recorded. The arm and time of o are the caller's business.
 func (cu *Cumulative) Add(o *Observation) error {
-	if err := validate(o, cu.l.nk); err != nil {
+	var p Prepared
+	if err := Prepare(o, cu.l.nk, &p); err != nil {
 		return err
 	}
-	// No analysis judges the retrieved-ΔS quantiles: skip their sketch,
-	// the dearest part of an event. The λ groups are kept here, not in
-	// the cell, which is emptied of the one it makes.
-	retrieved := o.DeltaSRetrieved
-	o.DeltaSRetrieved = nil
-	cu.c.add(&cu.l, o, nil, 0)
-	o.DeltaSRetrieved = retrieved
-	if inLambda(o) {
-		cu.c.lam = cu.c.lam[:0]
-		clear(cu.c.lamIdx)
-		key := qidKey(o)
-		g := cu.open[key]
-		if g == nil {
-			g = &lamSum{}
-			cu.open[key] = g
-		}
-		g.add(o.Lambda)
-		if g.runs >= int64(cu.minRuns) {
-			cu.lam.count(g.eval(cu.minRuns))
-			delete(cu.open, key)
-		}
-	}
+	cu.AddPrepared(&p)
 	return nil
 }
 
-// qidKey keys o's λ group by a 64-bit hash of its qid (a collision merges
-// two qids' runs, at odds of about n²/2⁶⁵ for n qids). Not by QIDKey: a
-// caller's numbering of qids lives only as long as its process, and a
-// checkpoint's open groups must be found again in the next one.
-func qidKey(o *Observation) uint64 {
-	// FNV-1a, inline: hash/fnv would allocate for every event.
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(o.QID); i++ {
-		h ^= uint64(o.QID[i])
+// AddPrepared records a prepared observation (of cu's cut-offs). The
+// accumulator keeps no retrieved ΔS: no analysis judges its quantiles, and
+// its sketch is the dearest part of an event.
+func (cu *Cumulative) AddPrepared(p *Prepared) {
+	cnt := cu.c.cnt
+	for _, i := range p.inc[:p.nInc] {
+		cnt[i]++
+	}
+	cnt[cAnchorSum] += p.anchor
+	for j, i := range p.sumIdx[:p.nSum] {
+		cu.c.sums[i].addUnits(p.sumAdd[j])
+	}
+	if p.cited {
+		cu.c.cited.addIndex(p.citedIdx, p.citedVal)
+	}
+	if !p.lambda {
+		return
+	}
+	g := &cu.slots[cu.slotOf(p.qidKey, p.hash)].g
+	g.add(p.run)
+	if g.runs >= int64(cu.minRuns) {
+		cu.lam.count(g.eval(cu.minRuns))
+		*g = lamSum{}
+	}
+}
+
+// slotOf finds or makes the λ slot of a qid.
+func (cu *Cumulative) slotOf(key uint32, hash uint64) int32 {
+	dense := key != 0 && key < maxDenseQIDKey
+	if dense && int(key) < len(cu.dense) && cu.dense[key] != 0 {
+		return cu.dense[key] - 1
+	}
+	j, ok := cu.byHash[hash]
+	if !ok {
+		j = int32(len(cu.slots))
+		cu.slots = append(cu.slots, lamSlot{hash: hash})
+		if !dense {
+			cu.byHash[hash] = j
+		}
+	} else if dense {
+		delete(cu.byHash, hash) // found from now on through dense
+	}
+	if dense {
+		if int(key) >= len(cu.dense) {
+			cu.dense = slices.Grow(cu.dense, int(key)+1-len(cu.dense))[:int(key)+1]
+		}
+		cu.dense[key] = j + 1
+	}
+	return j
+}
+
+// qidHash keys a qid's λ group in checkpoints: a 64-bit FNV-1a of the qid
+// (a collision merges two qids' runs, at odds of about n²/2⁶⁵ for n qids).
+// Not the caller's QIDKey: a numbering of qids lives only as long as its
+// process, and a checkpoint's open groups must be found again in the next.
+func qidHash(qid string) uint64 {
+	h := uint64(14695981039346656037) // inline: hash/fnv would allocate
+	for i := 0; i < len(qid); i++ {
+		h ^= uint64(qid[i])
 		h *= 1099511628211
 	}
 	return h
@@ -135,17 +288,27 @@ func (cu *Cumulative) Merge(o *Cumulative) error {
 	cu.lam.complete += o.lam.complete
 	cu.lam.convergent += o.lam.convergent
 	cu.lam.flips += o.lam.flips
-	for k, g := range o.open {
-		mine := cu.open[k]
-		if mine == nil {
-			cp := *g
-			cu.open[k] = &cp
+	mine := make(map[uint64]int32, len(cu.slots))
+	for j := range cu.slots {
+		mine[cu.slots[j].hash] = int32(j)
+	}
+	for k := range o.slots {
+		os := &o.slots[k]
+		if os.g.runs == 0 {
 			continue
 		}
-		mine.merge(g)
-		if mine.runs >= int64(cu.minRuns) {
-			cu.lam.count(mine.eval(cu.minRuns))
-			delete(cu.open, k)
+		j, ok := mine[os.hash]
+		if !ok {
+			j = int32(len(cu.slots))
+			cu.slots = append(cu.slots, lamSlot{hash: os.hash})
+			cu.byHash[os.hash] = j
+			mine[os.hash] = j
+		}
+		g := &cu.slots[j].g
+		g.merge(&os.g)
+		if g.runs >= int64(cu.minRuns) {
+			cu.lam.count(g.eval(cu.minRuns))
+			*g = lamSum{}
 		}
 	}
 	return nil
@@ -218,8 +381,11 @@ func (cu *Cumulative) MarshalJSON() ([]byte, error) {
 	for _, v := range cu.c.sums {
 		s.Sums = append(s.Sums, [2]uint64{v.hi, v.lo})
 	}
-	for k, g := range cu.open {
-		s.Open = append(s.Open, openGroupState{Key: k, Mixed: g.mixed, Runs: g.runs, Stated: g.stated, NotArrow: g.notArrow, Back: g.back, Refused: g.refused, Cited: g.cited})
+	for j := range cu.slots {
+		k, g := cu.slots[j].hash, &cu.slots[j].g
+		if g.runs > 0 {
+			s.Open = append(s.Open, openGroupState{Key: k, Mixed: g.mixed, Runs: g.runs, Stated: g.stated, NotArrow: g.notArrow, Back: g.back, Refused: g.refused, Cited: g.cited})
+		}
 	}
 	slices.SortFunc(s.Open, func(a, b openGroupState) int {
 		switch {
@@ -270,7 +436,11 @@ func (cu *Cumulative) UnmarshalJSON(b []byte) error {
 		if g.Runs < 1 || g.Runs >= int64(s.MinRuns) || g.Stated > g.Runs || g.NotArrow > g.Stated || g.Back > g.NotArrow || g.Refused > g.Runs || g.Stated < 0 || g.Back < 0 || g.Refused < 0 {
 			return fmt.Errorf("window: accumulator: open λ group %+v", g)
 		}
-		fresh.open[g.Key] = &lamSum{mixed: g.Mixed, runs: g.Runs, stated: g.Stated, notArrow: g.NotArrow, back: g.Back, refused: g.Refused, cited: g.Cited}
+		if _, dup := fresh.byHash[g.Key]; dup {
+			return fmt.Errorf("window: accumulator: open λ group %d twice", g.Key)
+		}
+		fresh.byHash[g.Key] = int32(len(fresh.slots))
+		fresh.slots = append(fresh.slots, lamSlot{hash: g.Key, g: lamSum{mixed: g.Mixed, runs: g.Runs, stated: g.Stated, notArrow: g.NotArrow, back: g.Back, refused: g.Refused, cited: g.Cited}})
 	}
 	*cu = *fresh
 	return nil

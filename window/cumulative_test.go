@@ -224,3 +224,49 @@ func FuzzCumulativeJSON(f *testing.F) {
 		}
 	})
 }
+
+// A checkpoint's open λ groups are found again in a process that numbers
+// the qids otherwise: the groups continue as if nothing had happened.
+func TestCumulativeGroupsAcrossNumberings(t *testing.T) {
+	qids := []string{"alpha", "beta", "gamma", "delta"}
+	rng := rand.New(rand.NewPCG(7, 7))
+	type run struct {
+		qid   int
+		state LambdaState
+	}
+	runs := make([]run, 400)
+	for i := range runs {
+		runs[i] = run{rng.IntN(len(qids)), LambdaState(1 + rng.IntN(3))}
+	}
+	add := func(cu *Cumulative, r run, key uint32) {
+		t.Helper()
+		o := Observation{QID: qids[r.qid], QIDKey: key, HasAnswer: true, Answerable: true, Shipped: true, Triage: -1, Lambda: LambdaRun{State: r.state}}
+		if err := cu.Add(&o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	whole := NewCumulative(DefaultKs, 3)
+	for _, r := range runs {
+		add(whole, r, uint32(r.qid+1))
+	}
+	first := NewCumulative(DefaultKs, 3)
+	for _, r := range runs[:201] {
+		add(first, r, uint32(r.qid+1))
+	}
+	data, err := json.Marshal(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var second Cumulative
+	if err := json.Unmarshal(data, &second); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs[201:] {
+		add(&second, r, uint32(len(qids)-r.qid)+10) // another numbering
+	}
+	for _, m := range []string{"lambda_convergence", "lambda_flip_rate"} {
+		if got, want := second.Metrics()[m], whole.Metrics()[m]; got != want {
+			t.Errorf("%s after a restart: %+v, uninterrupted %+v", m, got, want)
+		}
+	}
+}

@@ -18,6 +18,13 @@ func (s *fixedSum) add(v float64) {
 	s.hi += carry
 }
 
+// addUnits adds u units of 2^-62, a value add would have truncated to.
+func (s *fixedSum) addUnits(u uint64) {
+	var carry uint64
+	s.lo, carry = bits.Add64(s.lo, u, 0)
+	s.hi += carry
+}
+
 func (s *fixedSum) merge(o fixedSum) {
 	var carry uint64
 	s.lo, carry = bits.Add64(s.lo, o.lo, 0)

@@ -73,6 +73,11 @@ type CheckPoint struct {
 	Verdict          Verdict
 }
 
+// narrowEvery is the period, in seconds of event time, at which each
+// check's running intersection is narrowed: the resolution of the finest
+// shipped window, as often as the gates are judged.
+const narrowEvery = 10
+
 // maxHistory bounds the points an analysis keeps; past it every other
 // point is dropped, so the history spans the whole analysis at a coarser
 // step.
@@ -103,40 +108,50 @@ type Analysis struct {
 	step      int // keep one judgement of every step for the history
 	tick      int
 	last      Verdict // of the last Judge, for change detection
+	// run holds each check's running intersection, narrowed once per
+	// narrowEvery seconds of event time: the first event of a later period
+	// than any seen (lastMinute) narrows it with the sequences before
+	// that event.
+	// A count of events in stream order decides when, not the reading
+	// clock, so a JetStream replay narrows it at the same points.
+	run        []Bound
+	lastMinute int64
 }
 
 func newAnalysis(spec Spec, checks []config.AnalysisCheck, alpha float64, ks []int, minRuns int) *Analysis {
 	return &Analysis{
 		spec: spec, checks: slices.Clone(checks), alpha: alpha,
 		cand: window.NewCumulative(ks, minRuns), base: window.NewCumulative(ks, minRuns),
-		step: 1,
+		step: 1, run: make([]Bound, len(checks)),
 	}
 }
 
 // Spec returns what the analysis was started with.
 func (an *Analysis) Spec() Spec { return an.spec }
 
-// observe adds o to the side(s) of the analysis its arm is; false when the
-// analysis does not take it (another arm, before the start, after the end).
-func (an *Analysis) observe(o *window.Observation, t time.Time) error {
+// observe adds p, an observation of arm at event time t, to the side(s)
+// of the analysis that arm is; nothing when t is before the start or at or
+// after the end.
+func (an *Analysis) observe(arm string, p *window.Prepared, t time.Time) {
 	an.mu.Lock()
 	defer an.mu.Unlock()
 	if t.Before(an.spec.Start) || !an.ended.IsZero() && !t.Before(an.ended) {
-		return nil
+		return
 	}
-	if o.Arm == an.spec.Arm {
-		if err := an.cand.Add(o); err != nil {
-			return err
+	if minute := t.Unix() / narrowEvery; minute > an.lastMinute {
+		if an.lastMinute != 0 {
+			an.narrowLocked()
 		}
+		an.lastMinute = minute
+	}
+	if arm == an.spec.Arm {
+		an.cand.AddPrepared(p)
 		an.events.Arm++
 	}
-	if o.Arm == an.spec.Baseline {
-		if err := an.base.Add(o); err != nil {
-			return err
-		}
+	if arm == an.spec.Baseline {
+		an.base.AddPrepared(p)
 		an.events.Baseline++
 	}
-	return nil
 }
 
 func (an *Analysis) observePair(p *window.PairObservation, t time.Time) error {
@@ -163,9 +178,21 @@ func (an *Analysis) Result() Result {
 	return an.resultLocked()
 }
 
+// narrowLocked intersects each check's running bound with its sequence
+// now, once both arms have min_samples.
+func (an *Analysis) narrowLocked() {
+	a := arms{cand: an.cand, base: an.base, candM: an.cand.Metrics(), baseM: an.base.Metrics()}
+	res, _, _ := judge(an.checks, &a, an.alpha, nil)
+	for i := range res {
+		if res[i].nowOK {
+			an.run[i].meet(res[i].now)
+		}
+	}
+}
+
 func (an *Analysis) resultLocked() Result {
 	a := arms{cand: an.cand, base: an.base, candM: an.cand.Metrics(), baseM: an.base.Metrics()}
-	checks, v, reason := judge(an.checks, &a, an.alpha)
+	checks, v, reason := judge(an.checks, &a, an.alpha, an.run)
 	r := Result{
 		Verdict: v, Analysis: an.spec.ID, Arm: an.spec.Arm, Baseline: an.spec.Baseline, CheckSet: an.spec.CheckSet,
 		Since: an.spec.Start, Alpha: an.alpha, Events: an.events, Reason: reason, Checks: checks,

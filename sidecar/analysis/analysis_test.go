@@ -378,3 +378,61 @@ func TestPairs(t *testing.T) {
 }
 
 func confseqInterval(lo, hi float64) confseq.Interval { return confseq.Interval{Lo: lo, Hi: hi} }
+
+// Each check's sequence is intersected with its earlier readings, taken
+// at every new minute of event time: a bound once reached stays reached,
+// whatever the estimate does after, and the intersection survives a
+// checkpoint.
+func TestRunningIntersection(t *testing.T) {
+	m := newTestManager(onlyChecks("precision"))
+	if _, _, err := m.Start(StartRequest{ID: "a", Checks: "some"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	an, _ := m.Get("a")
+	rng := rand.New(rand.NewPCG(11, 11))
+	// Minute 1: a canary as good as live, plenty of both.
+	feed(t, m, rng, "canary", healthy, 20000, t0)
+	feed(t, m, rng, "live", healthy, 80000, t0)
+	passed := an.Result()
+	if passed.Verdict != Pass {
+		t.Fatalf("healthy canary: %s (%s)", passed.Verdict, passed.Reason)
+	}
+	if an.run[0].Set {
+		t.Fatal("narrowed before any minute ended")
+	}
+	// Minute 2's first event narrows with minute 1's sequence; then a
+	// stretch 3 points worse moves the estimate, not far enough to fail.
+	feed(t, m, rng, "canary", quality{prec: 0.82, deltaS: 0.3}, 20000, t0.Add(time.Minute))
+	r := an.Result()
+	c := checkOf(t, r, "precision")
+	if !an.run[0].Set || c.Interval[0] < an.run[0].Lo || c.Interval[1] > an.run[0].Hi {
+		t.Fatalf("interval %v not within the running bound %+v", *c.Interval, an.run[0])
+	}
+	if c.Interval[0] != passed.Checks[0].Interval[0] || r.Verdict != Pass {
+		t.Errorf("the lower bound reached in minute 1 was given up: %v, then %v (%s)", *passed.Checks[0].Interval, *c.Interval, r.Verdict)
+	}
+	// Judged alone, the sequence now no longer passes.
+	res, v, _ := judge(an.checks, &arms{cand: an.cand, base: an.base, candM: an.cand.Metrics(), baseM: an.base.Metrics()}, an.alpha, nil)
+	if v == Pass {
+		t.Errorf("the fixture does not test anything: the sequence alone passes too: %v", res[0].Interval)
+	}
+	// A checkpoint keeps the running bounds.
+	s, err := an.Save(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2 := newTestManager(onlyChecks("precision"))
+	if err := m2.Restore(s); err != nil {
+		t.Fatal(err)
+	}
+	an2, _ := m2.Get("a")
+	if an2.Result().Verdict != Pass || an2.run[0] != an.run[0] || an2.lastMinute != an.lastMinute {
+		t.Errorf("restored: %s, bound %+v, want pass and %+v", an2.Result().Verdict, an2.run[0], an.run[0])
+	}
+	// A canary that then falls far below live fails: the bounds no longer
+	// meet, and the sequence now decides.
+	feed(t, m, rng, "canary", quality{prec: 0.5, deltaS: 0.3}, 60000, t0.Add(2*time.Minute))
+	if r := an.Result(); r.Verdict != Fail {
+		t.Errorf("after a collapse: %s (%s)", r.Verdict, r.Reason)
+	}
+}

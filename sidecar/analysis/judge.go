@@ -56,6 +56,30 @@ type CheckResult struct {
 	Level   float64 `json:"level"`
 	Verdict Verdict `json:"verdict"`
 	Reason  string  `json:"reason"`
+
+	// now is this reading's own sequence, before the intersection with
+	// the earlier ones; nowOK when both arms have min_samples.
+	now   confseq.Interval
+	nowOK bool
+}
+
+// Bound is a check's running intersection of its confidence sequence:
+// every reading of a time-uniform sequence holds at once (with the same
+// chance as each), so their intersection is a confidence sequence too, and
+// a bound once reached stays reached.
+type Bound struct {
+	Lo  float64 `json:"lo"`
+	Hi  float64 `json:"hi"`
+	Set bool    `json:"set"`
+}
+
+// meet narrows b by iv.
+func (b *Bound) meet(iv confseq.Interval) {
+	if !b.Set {
+		*b = Bound{Lo: iv.Lo, Hi: iv.Hi, Set: true}
+		return
+	}
+	b.Lo, b.Hi = max(b.Lo, iv.Lo), min(b.Hi, iv.Hi)
 }
 
 // Kinds of checks.
@@ -71,8 +95,10 @@ type arms struct {
 }
 
 // judge judges checks over the two arms at level alpha (split over the
-// checks with data) and returns the results and the analysis verdict.
-func judge(checks []config.AnalysisCheck, a *arms, alpha float64) ([]CheckResult, Verdict, string) {
+// checks with data), each check's sequence intersected with its running
+// Bound in run (nil: none), and returns the results and the analysis
+// verdict.
+func judge(checks []config.AnalysisCheck, a *arms, alpha float64, run []Bound) ([]CheckResult, Verdict, string) {
 	res := make([]CheckResult, len(checks))
 	withData := 0
 	for i, c := range checks {
@@ -111,7 +137,11 @@ func judge(checks []config.AnalysisCheck, a *arms, alpha float64) ([]CheckResult
 		if r.Verdict == NoData {
 			continue
 		}
-		judgeCheck(c, r, a, level)
+		var b Bound
+		if run != nil {
+			b = run[i]
+		}
+		judgeCheck(c, r, a, level, b)
 		switch r.Verdict {
 		case Fail:
 			failing = append(failing, r.Name)
@@ -134,8 +164,11 @@ func judge(checks []config.AnalysisCheck, a *arms, alpha float64) ([]CheckResult
 
 func ptr(v float64) *float64 { return &v }
 
-// judgeCheck fills in r's estimate, interval and verdict; r has data.
-func judgeCheck(c config.AnalysisCheck, r *CheckResult, a *arms, level float64) {
+// judgeCheck fills in r's estimate, interval and verdict; r has data. The
+// interval is the sequence now intersected with run; when they do not
+// meet, the arm's quality has moved during the analysis, and the sequence
+// now is judged alone.
+func judgeCheck(c config.AnalysisCheck, r *CheckResult, a *arms, level float64, run Bound) {
 	kind, _ := window.MetricKind(c.Metric, []int{metricK(c.Metric)})
 	var iv confseq.Interval
 	var est float64
@@ -166,8 +199,14 @@ func judgeCheck(c config.AnalysisCheck, r *CheckResult, a *arms, level float64) 
 		}
 	}
 	r.Estimate = ptr(est)
-	r.Interval = &[2]float64{iv.Lo, iv.Hi}
 	enough := r.Samples.Arm >= int64(c.MinSamples) && (!comparison || r.Samples.Baseline >= int64(c.MinSamples))
+	r.now, r.nowOK = iv, enough
+	if run.Set && enough {
+		if met := (confseq.Interval{Lo: max(iv.Lo, run.Lo), Hi: min(iv.Hi, run.Hi)}); met.Lo <= met.Hi {
+			iv = met
+		}
+	}
+	r.Interval = &[2]float64{iv.Lo, iv.Hi}
 	if !enough {
 		r.Verdict = Inconclusive
 		if comparison {

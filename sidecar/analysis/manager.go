@@ -255,7 +255,8 @@ func (m *Manager) End(id string, now time.Time) (*Analysis, bool) {
 }
 
 // Observe adds o, whose event time is t, to every running analysis that
-// reads its arm. An invalid observation is refused with the first error.
+// reads its arm. An invalid observation is refused, and no analysis takes
+// it.
 func (m *Manager) Observe(o *window.Observation, t time.Time) error {
 	arm := o.Arm
 	if arm == "" {
@@ -265,14 +266,13 @@ func (m *Manager) Observe(o *window.Observation, t time.Time) error {
 	if len(ans) == 0 {
 		return nil
 	}
-	if o.Arm == "" {
-		o.Arm = arm
-		defer func() { o.Arm = "" }()
+	// Checked and digested once for all of them.
+	var p window.Prepared
+	if err := window.Prepare(o, len(m.ks), &p); err != nil {
+		return err
 	}
 	for _, an := range ans {
-		if err := an.observe(o, t); err != nil {
-			return err
-		}
+		an.observe(arm, &p, t)
 	}
 	return nil
 }

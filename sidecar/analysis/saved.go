@@ -23,6 +23,8 @@ type Saved struct {
 	History   []Point         `json:"history,omitempty"`
 	Step      int             `json:"step,omitempty"`
 	Tick      int             `json:"tick,omitempty"`
+	Run       []Bound         `json:"run,omitempty"`
+	Minute    int64           `json:"minute,omitempty"`
 }
 
 // Save returns the analysis for a checkpoint; with accumulators false only
@@ -42,6 +44,7 @@ func (an *Analysis) Save(accumulators bool) (Saved, error) {
 		return Saved{}, fmt.Errorf("analysis %q: baseline: %w", an.spec.ID, err)
 	}
 	s.Events, s.History, s.Step, s.Tick = an.events, slices.Clone(an.history), an.step, an.tick
+	s.Run, s.Minute = slices.Clone(an.run), an.lastMinute
 	return s, nil
 }
 
@@ -59,5 +62,9 @@ func (an *Analysis) load(s Saved) error {
 	}
 	an.events, an.history, an.tick = s.Events, s.History, s.Tick
 	an.step = max(s.Step, 1)
+	if len(s.Run) == len(an.run) {
+		copy(an.run, s.Run)
+	}
+	an.lastMinute = s.Minute
 	return nil
 }
