@@ -98,7 +98,9 @@ type Analysis struct {
 	checks []config.AnalysisCheck
 	alpha  float64
 
-	mu        sync.Mutex
+	// mu is the Manager's: one lock for every analysis, so that an event
+	// takes one lock however many analyses read its arm.
+	mu        *sync.Mutex
 	cand      *window.Cumulative
 	base      *window.Cumulative
 	events    Samples
@@ -118,9 +120,9 @@ type Analysis struct {
 	lastMinute int64
 }
 
-func newAnalysis(spec Spec, checks []config.AnalysisCheck, alpha float64, ks []int, minRuns int) *Analysis {
+func newAnalysis(mu *sync.Mutex, spec Spec, checks []config.AnalysisCheck, alpha float64, ks []int, minRuns int) *Analysis {
 	return &Analysis{
-		spec: spec, checks: slices.Clone(checks), alpha: alpha,
+		mu: mu, spec: spec, checks: slices.Clone(checks), alpha: alpha,
 		cand: window.NewCumulative(ks, minRuns), base: window.NewCumulative(ks, minRuns),
 		step: 1, run: make([]Bound, len(checks)),
 	}
@@ -129,20 +131,18 @@ func newAnalysis(spec Spec, checks []config.AnalysisCheck, alpha float64, ks []i
 // Spec returns what the analysis was started with.
 func (an *Analysis) Spec() Spec { return an.spec }
 
-// observe adds p, an observation of arm at event time t, to the side(s)
-// of the analysis that arm is; nothing when t is before the start or at or
-// after the end.
-func (an *Analysis) observe(arm string, p *window.Prepared, t time.Time) {
-	an.mu.Lock()
-	defer an.mu.Unlock()
+// observeLocked adds p, an observation of arm at event time t, to the
+// side(s) of the analysis that arm is; nothing when t is before the start
+// or at or after the end. The caller holds an.mu.
+func (an *Analysis) observeLocked(arm string, p *window.Prepared, t time.Time) {
 	if t.Before(an.spec.Start) || !an.ended.IsZero() && !t.Before(an.ended) {
 		return
 	}
-	if minute := t.Unix() / narrowEvery; minute > an.lastMinute {
+	if period := t.Unix() / narrowEvery; period > an.lastMinute {
 		if an.lastMinute != 0 {
 			an.narrowLocked()
 		}
-		an.lastMinute = minute
+		an.lastMinute = period
 	}
 	if arm == an.spec.Arm {
 		an.cand.AddPrepared(p)

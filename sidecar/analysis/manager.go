@@ -48,6 +48,8 @@ type Manager struct {
 
 	mu   sync.RWMutex
 	byID map[string]*Analysis
+	// acc guards every analysis' state (Analysis.mu).
+	acc sync.Mutex
 	// route maps an arm to the running analyses that read it; replaced on
 	// every start and end, so Observe reads it without a lock.
 	route atomic.Pointer[map[string][]*Analysis]
@@ -146,7 +148,7 @@ func (m *Manager) Start(req StartRequest, now time.Time) (Result, bool, error) {
 		m.mu.Unlock()
 		return Result{}, false, fmt.Errorf("%w: %d of analysis.max_active %d are running; end one (DELETE /api/v1/analyses/{id}) first", ErrTooMany, n, m.cfg.MaxActive)
 	}
-	an := newAnalysis(Spec{ID: req.ID, Arm: req.Arm, Baseline: req.Baseline, CheckSet: req.Checks, Start: now}, checks, m.cfg.Alpha, m.ks, m.minRuns)
+	an := newAnalysis(&m.acc, Spec{ID: req.ID, Arm: req.Arm, Baseline: req.Baseline, CheckSet: req.Checks, Start: now}, checks, m.cfg.Alpha, m.ks, m.minRuns)
 	m.byID[req.ID] = an
 	m.rerouteLocked()
 	m.mu.Unlock()
@@ -162,7 +164,7 @@ func (m *Manager) Restore(s Saved) error {
 	if !ok {
 		return fmt.Errorf("analysis %q: check set %q is no longer configured", s.Spec.ID, s.Spec.CheckSet)
 	}
-	an := newAnalysis(s.Spec, checks, m.cfg.Alpha, m.ks, m.minRuns)
+	an := newAnalysis(&m.acc, s.Spec, checks, m.cfg.Alpha, m.ks, m.minRuns)
 	if err := an.load(s); err != nil {
 		return fmt.Errorf("analysis %q: %w", s.Spec.ID, err)
 	}
@@ -271,9 +273,11 @@ func (m *Manager) Observe(o *window.Observation, t time.Time) error {
 	if err := window.Prepare(o, len(m.ks), &p); err != nil {
 		return err
 	}
+	m.acc.Lock()
 	for _, an := range ans {
-		an.observe(arm, &p, t)
+		an.observeLocked(arm, &p, t)
 	}
+	m.acc.Unlock()
 	return nil
 }
 
