@@ -38,10 +38,50 @@ type Cumulative struct {
 	lam    lamCounts
 }
 
+// lamSlot is one qid's open group, small so that the slots of many
+// analyses stay in cache: a group holds fewer than minRuns runs, and
+// NewCumulative caps minRuns at maxGroupRuns.
 type lamSlot struct {
-	hash uint64
-	g    lamSum
+	hash                                 uint64
+	cited                                uint64
+	runs, stated, notArrow, back, refuse uint16
+	mixed                                bool
 }
+
+// maxGroupRuns caps the runs of an analysis' λ group (lambda.min_runs).
+const maxGroupRuns = 1<<16 - 1
+
+func (s *lamSlot) add(r LambdaRun) {
+	if s.runs == 0 {
+		s.cited = r.Cited
+	} else if r.Cited != s.cited {
+		s.mixed = true
+	}
+	s.runs++
+	if r.State != LambdaNone {
+		s.stated++
+		if r.State != LambdaConvergent {
+			s.notArrow++
+		}
+		if r.State == LambdaDivergent {
+			s.back++
+		}
+	}
+	if r.Refused {
+		s.refuse++
+	}
+}
+
+func (s *lamSlot) sum() lamSum {
+	return lamSum{mixed: s.mixed, runs: int64(s.runs), stated: int64(s.stated), notArrow: int64(s.notArrow), back: int64(s.back), refused: int64(s.refuse), cited: s.cited}
+}
+
+func (s *lamSlot) set(g lamSum) {
+	*s = lamSlot{hash: s.hash, cited: g.cited, runs: uint16(g.runs), stated: uint16(g.stated), notArrow: uint16(g.notArrow), back: uint16(g.back), refuse: uint16(g.refused), mixed: g.mixed}
+}
+
+// reset empties the slot for the qid's next group.
+func (s *lamSlot) reset() { *s = lamSlot{hash: s.hash} }
 
 // maxDenseQIDKey bounds the QIDKeys looked up through a slice; larger ones
 // (no gold store numbers that many qids) go through the map.
@@ -51,7 +91,7 @@ const maxDenseQIDKey = 1 << 22
 // groups of minRuns runs (at least 1).
 func NewCumulative(ks []int, minRuns int) *Cumulative {
 	l := newLayout(len(ks))
-	return &Cumulative{l: l, ks: slices.Clone(ks), minRuns: max(minRuns, 1), c: newCell(&l), byHash: map[uint64]int32{}}
+	return &Cumulative{l: l, ks: slices.Clone(ks), minRuns: min(max(minRuns, 1), maxGroupRuns), c: newCell(&l), byHash: map[uint64]int32{}}
 }
 
 // Prepared is an observation checked and digested once, to be added to
@@ -191,11 +231,12 @@ func (cu *Cumulative) AddPrepared(p *Prepared) {
 	if !p.lambda {
 		return
 	}
-	g := &cu.slots[cu.slotOf(p.qidKey, p.hash)].g
+	g := &cu.slots[cu.slotOf(p.qidKey, p.hash)]
 	g.add(p.run)
-	if g.runs >= int64(cu.minRuns) {
-		cu.lam.count(g.eval(cu.minRuns))
-		*g = lamSum{}
+	if int(g.runs) >= cu.minRuns {
+		sum := g.sum()
+		cu.lam.count(sum.eval(cu.minRuns))
+		g.reset()
 	}
 }
 
@@ -294,7 +335,7 @@ func (cu *Cumulative) Merge(o *Cumulative) error {
 	}
 	for k := range o.slots {
 		os := &o.slots[k]
-		if os.g.runs == 0 {
+		if os.runs == 0 {
 			continue
 		}
 		j, ok := mine[os.hash]
@@ -304,11 +345,14 @@ func (cu *Cumulative) Merge(o *Cumulative) error {
 			cu.byHash[os.hash] = j
 			mine[os.hash] = j
 		}
-		g := &cu.slots[j].g
-		g.merge(&os.g)
+		slot := &cu.slots[j]
+		g, og := slot.sum(), os.sum()
+		g.merge(&og)
 		if g.runs >= int64(cu.minRuns) {
 			cu.lam.count(g.eval(cu.minRuns))
-			*g = lamSum{}
+			slot.reset()
+		} else {
+			slot.set(g)
 		}
 	}
 	return nil
@@ -382,7 +426,7 @@ func (cu *Cumulative) MarshalJSON() ([]byte, error) {
 		s.Sums = append(s.Sums, [2]uint64{v.hi, v.lo})
 	}
 	for j := range cu.slots {
-		k, g := cu.slots[j].hash, &cu.slots[j].g
+		k, g := cu.slots[j].hash, cu.slots[j].sum()
 		if g.runs > 0 {
 			s.Open = append(s.Open, openGroupState{Key: k, Mixed: g.mixed, Runs: g.runs, Stated: g.stated, NotArrow: g.notArrow, Back: g.back, Refused: g.refused, Cited: g.cited})
 		}
@@ -405,7 +449,7 @@ func (cu *Cumulative) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("window: accumulator: %w", err)
 	}
-	if len(s.Ks) == 0 || len(s.Ks) > 32 || s.MinRuns < 1 {
+	if len(s.Ks) == 0 || len(s.Ks) > 32 || s.MinRuns < 1 || s.MinRuns > maxGroupRuns {
 		return fmt.Errorf("window: accumulator: k %v and groups of %d runs", s.Ks, s.MinRuns)
 	}
 	fresh := NewCumulative(s.Ks, s.MinRuns)
@@ -440,7 +484,9 @@ func (cu *Cumulative) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("window: accumulator: open λ group %d twice", g.Key)
 		}
 		fresh.byHash[g.Key] = int32(len(fresh.slots))
-		fresh.slots = append(fresh.slots, lamSlot{hash: g.Key, g: lamSum{mixed: g.Mixed, runs: g.Runs, stated: g.Stated, notArrow: g.NotArrow, back: g.Back, refused: g.Refused, cited: g.Cited}})
+		slot := lamSlot{hash: g.Key}
+		slot.set(lamSum{mixed: g.Mixed, runs: g.Runs, stated: g.Stated, notArrow: g.NotArrow, back: g.Back, refused: g.Refused, cited: g.Cited})
+		fresh.slots = append(fresh.slots, slot)
 	}
 	*cu = *fresh
 	return nil
