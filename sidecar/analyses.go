@@ -15,9 +15,9 @@ package sidecar
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,6 +35,7 @@ type analyses struct {
 	kv   *stream.KV // nil until Start opens it, or when it cannot be opened
 
 	checkpointErrors prometheus.Counter
+	truncated        atomic.Bool // a checkpoint left its open λ groups out (logged once)
 	// onVerdict, when set, sees every verdict change (the demo prints them).
 	onVerdict func(analysis.Result)
 }
@@ -97,8 +98,8 @@ func (a *App) restoreAnalyses(ctx context.Context) {
 		a.log.Warn("analysis checkpoints: some could not be read", "bucket", bucket, "err", err)
 	}
 	for id, data := range saved {
-		var s analysis.Saved
-		if err := json.Unmarshal(data, &s); err != nil {
+		s, err := analysis.DecodeSaved(data)
+		if err != nil {
 			an.checkpointErrors.Inc()
 			a.log.Warn("analysis checkpoint unreadable; analysis dropped", "analysis", id, "err", err)
 			continue
@@ -113,7 +114,9 @@ func (a *App) restoreAnalyses(ctx context.Context) {
 }
 
 // checkpoint writes x to the KV bucket: its accumulators too with core
-// NATS (see the top of this file).
+// NATS (see the top of this file). A checkpoint larger than the server
+// takes in one message leaves out the λ groups still open, the bulk of it
+// (one per qid seen): those runs then start new groups after a restart.
 func (a *App) checkpoint(ctx context.Context, x *analysis.Analysis) {
 	an := a.analyses
 	an.kvMu.Lock()
@@ -121,12 +124,29 @@ func (a *App) checkpoint(ctx context.Context, x *analysis.Analysis) {
 	if an.kv == nil {
 		return
 	}
-	s, err := x.Save(!a.cfg.NATS.JetStream)
-	if err == nil {
+	modes := []analysis.SaveMode{analysis.SaveSpec}
+	if !a.cfg.NATS.JetStream {
+		modes = []analysis.SaveMode{analysis.SaveAll, analysis.SaveClosedGroups}
+	}
+	limit := a.nc.MaxPayload() - 1024 // the KV's headers
+	var err error
+	for i, mode := range modes {
+		var s analysis.Saved
 		var data []byte
-		if data, err = json.Marshal(s); err == nil {
-			err = an.kv.Put(ctx, s.Spec.ID, data)
+		if s, err = x.Save(mode); err != nil {
+			break
 		}
+		if data, err = s.Encode(); err != nil {
+			break
+		}
+		if int64(len(data)) > limit && i+1 < len(modes) {
+			if an.truncated.CompareAndSwap(false, true) {
+				a.log.Warn("analysis checkpoints too large for one NATS message: the λ groups still open are left out", "analysis", x.Spec().ID, "bytes", len(data), "max_payload", a.nc.MaxPayload())
+			}
+			continue
+		}
+		err = an.kv.Put(ctx, s.Spec.ID, data)
+		break
 	}
 	if err != nil {
 		an.checkpointErrors.Inc()

@@ -294,9 +294,9 @@ func kvCheckpoint(ctx context.Context, t *testing.T, kv jetstream.KeyValue, id s
 	if err != nil {
 		t.Fatalf("checkpoint of %s: %v", id, err)
 	}
-	var s analysis.Saved
-	if err := json.Unmarshal(e.Value(), &s); err != nil {
-		t.Fatalf("checkpoint of %s: %v in %s", id, err, e.Value())
+	s, err := analysis.DecodeSaved(e.Value())
+	if err != nil {
+		t.Fatalf("checkpoint of %s: %v", id, err)
 	}
 	return s
 }
@@ -384,9 +384,11 @@ func TestAnalysisCoreNATSKillRestart(t *testing.T) {
 			if e == nil {
 				continue
 			}
-			if err := json.Unmarshal(e.Value(), &saved); err != nil {
-				t.Fatalf("checkpoint: %v in %s", err, e.Value())
+			s, err := analysis.DecodeSaved(e.Value())
+			if err != nil {
+				t.Fatalf("checkpoint: %v", err)
 			}
+			saved = s
 		case <-ctx.Done():
 			t.Fatalf("no checkpoint of %d events per arm within %v (last %+v)", n1, waitTimeout, saved.Events)
 		}

@@ -1,6 +1,8 @@
 package window
 
 import (
+	"cmp"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -360,15 +362,21 @@ func (cu *Cumulative) Merge(o *Cumulative) error {
 
 // cumulativeState is the serialised form of a Cumulative.
 type cumulativeState struct {
-	Ks      []int            `json:"ks"`
-	MinRuns int              `json:"min_runs"`
-	Counts  []int64          `json:"counts"`
-	Sums    [][2]uint64      `json:"sums"`
-	Cited   distState        `json:"cited"`
-	Ret     distState        `json:"retrieved"`
-	Lambda  [3]int64         `json:"lambda"` // complete, convergent, flips
-	Open    []openGroupState `json:"open,omitempty"`
+	Ks      []int       `json:"ks"`
+	MinRuns int         `json:"min_runs"`
+	Counts  []int64     `json:"counts"`
+	Sums    [][2]uint64 `json:"sums"`
+	Cited   distState   `json:"cited"`
+	Ret     distState   `json:"retrieved"`
+	Lambda  [3]int64    `json:"lambda"` // complete, convergent, flips
+	// Open packs the groups still short of minRuns runs, openGroupSize
+	// bytes each (little-endian: qid hash, cited-set hash, runs, stated,
+	// not →, ←, refused, mixed), in order of hash: one per qid seen, so
+	// it is the bulk of a checkpoint and kept compact.
+	Open []byte `json:"open,omitempty"`
 }
+
+const openGroupSize = 8 + 8 + 5*2 + 1
 
 type distState struct {
 	N    int64           `json:"n"`
@@ -376,13 +384,6 @@ type distState struct {
 	Min  float64         `json:"min,omitempty"`
 	Max  float64         `json:"max,omitempty"`
 	Bins map[int]float64 `json:"bins,omitempty"` // sketch index → count
-}
-
-type openGroupState struct {
-	Key                                   uint64
-	Mixed                                 bool
-	Runs, Stated, NotArrow, Back, Refused int64
-	Cited                                 uint64
 }
 
 func (d *dist) state() distState {
@@ -419,27 +420,41 @@ func (d *dist) load(s distState) error {
 }
 
 // MarshalJSON writes the accumulator for a checkpoint.
-func (cu *Cumulative) MarshalJSON() ([]byte, error) {
+func (cu *Cumulative) MarshalJSON() ([]byte, error) { return cu.marshal(true) }
+
+// MarshalWithoutOpenGroups writes the accumulator without the λ groups
+// still short of minRuns runs: a checkpoint too large for its store keeps
+// everything else, and those runs start new groups after a restart.
+func (cu *Cumulative) MarshalWithoutOpenGroups() ([]byte, error) { return cu.marshal(false) }
+
+func (cu *Cumulative) marshal(open bool) ([]byte, error) {
 	s := cumulativeState{Ks: cu.ks, MinRuns: cu.minRuns, Counts: cu.c.cnt, Cited: cu.c.cited.state(), Ret: cu.c.ret.state(),
 		Lambda: [3]int64{cu.lam.complete, cu.lam.convergent, cu.lam.flips}}
 	for _, v := range cu.c.sums {
 		s.Sums = append(s.Sums, [2]uint64{v.hi, v.lo})
 	}
-	for j := range cu.slots {
-		k, g := cu.slots[j].hash, cu.slots[j].sum()
-		if g.runs > 0 {
-			s.Open = append(s.Open, openGroupState{Key: k, Mixed: g.mixed, Runs: g.runs, Stated: g.stated, NotArrow: g.notArrow, Back: g.back, Refused: g.refused, Cited: g.cited})
+	if open {
+		var slots []*lamSlot
+		for j := range cu.slots {
+			if cu.slots[j].runs > 0 {
+				slots = append(slots, &cu.slots[j])
+			}
+		}
+		slices.SortFunc(slots, func(a, b *lamSlot) int { return cmp.Compare(a.hash, b.hash) })
+		s.Open = make([]byte, 0, len(slots)*openGroupSize)
+		for _, g := range slots {
+			s.Open = binary.LittleEndian.AppendUint64(s.Open, g.hash)
+			s.Open = binary.LittleEndian.AppendUint64(s.Open, g.cited)
+			for _, v := range []uint16{g.runs, g.stated, g.notArrow, g.back, g.refuse} {
+				s.Open = binary.LittleEndian.AppendUint16(s.Open, v)
+			}
+			mixed := byte(0)
+			if g.mixed {
+				mixed = 1
+			}
+			s.Open = append(s.Open, mixed)
 		}
 	}
-	slices.SortFunc(s.Open, func(a, b openGroupState) int {
-		switch {
-		case a.Key < b.Key:
-			return -1
-		case a.Key > b.Key:
-			return 1
-		}
-		return 0
-	})
 	return json.Marshal(s)
 }
 
@@ -476,17 +491,21 @@ func (cu *Cumulative) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("window: accumulator: λ groups %v", s.Lambda)
 	}
 	fresh.lam = lc
-	for _, g := range s.Open {
-		if g.Runs < 1 || g.Runs >= int64(s.MinRuns) || g.Stated > g.Runs || g.NotArrow > g.Stated || g.Back > g.NotArrow || g.Refused > g.Runs || g.Stated < 0 || g.Back < 0 || g.Refused < 0 {
+	if len(s.Open)%openGroupSize != 0 {
+		return fmt.Errorf("window: accumulator: %d bytes of open λ groups, not a multiple of %d", len(s.Open), openGroupSize)
+	}
+	for b := s.Open; len(b) > 0; b = b[openGroupSize:] {
+		le := binary.LittleEndian
+		g := lamSlot{hash: le.Uint64(b), cited: le.Uint64(b[8:]), runs: le.Uint16(b[16:]), stated: le.Uint16(b[18:]),
+			notArrow: le.Uint16(b[20:]), back: le.Uint16(b[22:]), refuse: le.Uint16(b[24:]), mixed: b[26] != 0}
+		if g.runs < 1 || int(g.runs) >= s.MinRuns || g.stated > g.runs || g.notArrow > g.stated || g.back > g.notArrow || g.refuse > g.runs || b[26] > 1 {
 			return fmt.Errorf("window: accumulator: open λ group %+v", g)
 		}
-		if _, dup := fresh.byHash[g.Key]; dup {
-			return fmt.Errorf("window: accumulator: open λ group %d twice", g.Key)
+		if _, dup := fresh.byHash[g.hash]; dup {
+			return fmt.Errorf("window: accumulator: open λ group %d twice", g.hash)
 		}
-		fresh.byHash[g.Key] = int32(len(fresh.slots))
-		slot := lamSlot{hash: g.Key}
-		slot.set(lamSum{mixed: g.Mixed, runs: g.Runs, stated: g.Stated, notArrow: g.NotArrow, back: g.Back, refused: g.Refused, cited: g.Cited})
-		fresh.slots = append(fresh.slots, slot)
+		fresh.byHash[g.hash] = int32(len(fresh.slots))
+		fresh.slots = append(fresh.slots, g)
 	}
 	*cu = *fresh
 	return nil

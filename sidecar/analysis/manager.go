@@ -160,6 +160,11 @@ func (m *Manager) Start(req StartRequest, now time.Time) (Result, bool, error) {
 
 // Restore adds an analysis as saved (Saved), replacing one of the same id.
 func (m *Manager) Restore(s Saved) error {
+	for _, p := range []string{nameProblem("id", s.Spec.ID, true), nameProblem("arm", s.Spec.Arm, false), nameProblem("baseline", s.Spec.Baseline, false)} {
+		if p != "" {
+			return fmt.Errorf("analysis checkpoint: %s", p)
+		}
+	}
 	checks, ok := m.cfg.Checks[s.Spec.CheckSet]
 	if !ok {
 		return fmt.Errorf("analysis %q: check set %q is no longer configured", s.Spec.ID, s.Spec.CheckSet)

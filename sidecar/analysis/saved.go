@@ -1,10 +1,15 @@
 package analysis
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"time"
+
+	"github.com/shadoweval/shadoweval/window"
 )
 
 // Saved is an analysis as checkpointed in the analysis.kv_bucket KV bucket.
@@ -27,20 +32,39 @@ type Saved struct {
 	Minute    int64           `json:"minute,omitempty"`
 }
 
-// Save returns the analysis for a checkpoint; with accumulators false only
-// the spec and its end.
-func (an *Analysis) Save(accumulators bool) (Saved, error) {
+// What Save keeps.
+type SaveMode int
+
+const (
+	// SaveSpec keeps the spec and the end only (JetStream mode).
+	SaveSpec SaveMode = iota
+	// SaveAll keeps the accumulators too.
+	SaveAll
+	// SaveClosedGroups keeps the accumulators without their open λ groups
+	// (fewer than lambda.min_runs runs of a qid so far): one per qid seen,
+	// they are the bulk of a checkpoint too large for its store.
+	SaveClosedGroups
+)
+
+// Save returns the analysis for a checkpoint.
+func (an *Analysis) Save(mode SaveMode) (Saved, error) {
 	an.mu.Lock()
 	defer an.mu.Unlock()
 	s := Saved{Spec: an.spec, Ended: an.ended, EndReason: an.endReason}
-	if !accumulators {
+	if mode == SaveSpec {
 		return s, nil
 	}
+	marshal := func(cu *window.Cumulative) ([]byte, error) {
+		if mode == SaveClosedGroups {
+			return cu.MarshalWithoutOpenGroups()
+		}
+		return json.Marshal(cu)
+	}
 	var err error
-	if s.Candidate, err = json.Marshal(an.cand); err != nil {
+	if s.Candidate, err = marshal(an.cand); err != nil {
 		return Saved{}, fmt.Errorf("analysis %q: candidate: %w", an.spec.ID, err)
 	}
-	if s.Baseline, err = json.Marshal(an.base); err != nil {
+	if s.Baseline, err = marshal(an.base); err != nil {
 		return Saved{}, fmt.Errorf("analysis %q: baseline: %w", an.spec.ID, err)
 	}
 	s.Events, s.History, s.Step, s.Tick = an.events, slices.Clone(an.history), an.step, an.tick
@@ -67,4 +91,47 @@ func (an *Analysis) load(s Saved) error {
 	}
 	an.lastMinute = s.Minute
 	return nil
+}
+
+// maxSavedSize bounds a decompressed checkpoint: a bucket is no place to
+// trust for a decompression bomb.
+const maxSavedSize = 256 << 20
+
+// Encode writes s as a checkpoint record: gzipped JSON (a checkpoint with
+// its accumulators is mostly sketch bins and λ groups, and compresses to
+// about a third).
+func (s Saved) Encode() ([]byte, error) {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("analysis %q: %w", s.Spec.ID, err)
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(data); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeSaved reads a checkpoint record that Encode wrote.
+func DecodeSaved(data []byte) (Saved, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return Saved{}, fmt.Errorf("analysis checkpoint: %w", err)
+	}
+	raw, err := io.ReadAll(io.LimitReader(zr, maxSavedSize+1))
+	if err != nil {
+		return Saved{}, fmt.Errorf("analysis checkpoint: %w", err)
+	}
+	if len(raw) > maxSavedSize {
+		return Saved{}, fmt.Errorf("analysis checkpoint: more than %d bytes decompressed", maxSavedSize)
+	}
+	var s Saved
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return Saved{}, fmt.Errorf("analysis checkpoint: %w", err)
+	}
+	return s, nil
 }

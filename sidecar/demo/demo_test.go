@@ -7,27 +7,31 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/shadoweval/shadoweval/sidecar"
-
+	"github.com/shadoweval/shadoweval/sidecar/analysis"
 	"github.com/shadoweval/shadoweval/sidecar/internal/testtools"
 )
 
 // syncBuffer collects output, safe to read while it is written.
 type syncBuffer = testtools.SyncBuffer
 
-// finalPrecision returns the precision of arm in the final table.
-func finalPrecision(t *testing.T, out string, arm string) float64 {
+// finalValue returns the value of column col (0: precision, see
+// valueCols) of arm in the final table.
+func finalValue(t *testing.T, out string, arm string, col int) float64 {
 	t.Helper()
 	for _, l := range strings.Split(out, "\n") {
 		f := strings.Fields(l)
-		if len(f) >= 3 && f[0] == "final" && f[1] == arm {
-			v, err := strconv.ParseFloat(f[2], 64)
+		if len(f) >= 2+len(valueCols) && f[0] == "final" && f[1] == arm {
+			v, err := strconv.ParseFloat(f[2+col], 64)
 			if err != nil {
 				t.Fatalf("final %s line %q: %v", arm, l, err)
 			}
@@ -36,6 +40,10 @@ func finalPrecision(t *testing.T, out string, arm string) float64 {
 	}
 	t.Fatalf("no final line for %s in output:\n%s", arm, out)
 	return 0
+}
+
+func finalPrecision(t *testing.T, out string, arm string) float64 {
+	return finalValue(t, out, arm, 0)
 }
 
 // settledGoroutines waits until the goroutine count is back to at most
@@ -58,6 +66,7 @@ func TestRunDegradesCanary(t *testing.T) {
 		Out:          &out,
 		Duration:     4 * time.Second,
 		Rate:         500,
+		Speed:        1, // real time, as the demo runs after its story
 		DegradeAfter: 1500 * time.Millisecond,
 		Listen:       "127.0.0.1:0",
 		Seed:         7,
@@ -76,7 +85,8 @@ func TestRunDegradesCanary(t *testing.T) {
 
 	for _, want := range []string{
 		"http://127.0.0.1:", "/metrics", "/api/v1/windows?arm=canary&window=1m",
-		"/api/v1/verdict?arm=canary&window=1m", "canary degrades at 1.5s",
+		"/api/v1/verdict?arm=canary&analysis=demo", "canary degrades at 1.5s",
+		"◆ analysis demo: inconclusive (started", "Analysis demo (canary − live",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q", want)
@@ -100,7 +110,7 @@ func TestRunDegradesCanary(t *testing.T) {
 			t.Errorf("no periodic line with a precision for %s", arm)
 		}
 	}
-	// Live runs at quality 0.92 throughout; the canary at 0.55 for 2.5 of
+	// Live runs at quality 0.93 throughout; the canary at 0.55 for 2.5 of
 	// its 4 seconds, so its precision is far lower (about 0.25 at these
 	// sizes; the sampling noise is about 0.02).
 	live, canary := finalPrecision(t, s, "live"), finalPrecision(t, s, "canary")
@@ -122,6 +132,146 @@ func TestRunDegradesCanary(t *testing.T) {
 		buf := make([]byte, 1<<20)
 		buf = buf[:runtime.Stack(buf, true)]
 		t.Errorf("%d goroutines before, %d after:\n%s", before, n, buf)
+	}
+}
+
+// verdictLine is a printed change of the analysis' verdict.
+var verdictLine = regexp.MustCompile(`◆ analysis demo: (inconclusive|pass|fail)\b`)
+
+// TestRunVerdictSequence runs the tour as `shadoweval demo` does (the
+// canary degrades once the analysis passes), faster, until the story is
+// told: the analysis' verdict must go inconclusive → pass → fail, in that
+// order, with the canary degrading between the pass and the fail, and the
+// healthy live arm must triage mostly ok.
+func TestRunVerdictSequence(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	out := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		done <- Run(ctx, Options{Out: out, Speed: 15, Every: 30 * time.Second, Listen: "127.0.0.1:0", Seed: 1,
+			Logger: slog.New(slog.DiscardHandler)})
+	}()
+	told := "▶ the story is told"
+	for deadline := time.Now().Add(120 * time.Second); !strings.Contains(out.String(), told); {
+		select {
+		case err := <-done:
+			t.Fatalf("Run ended before the story was told: %v\n%s", err, out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q within 120 s:\n%s", told, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	s := out.String()
+	t.Logf("took %s; output:\n%s", time.Since(start), s)
+
+	var verdicts []string
+	var passLine, failLine, degradeAt, passAt, failAt int
+	for i, l := range strings.Split(s, "\n") {
+		if m := verdictLine.FindStringSubmatch(l); m != nil {
+			verdicts = append(verdicts, m[1])
+			if m[1] == "pass" && passAt == 0 {
+				passAt, passLine = i, len(verdicts)-1
+			}
+			if m[1] == "fail" && failAt == 0 {
+				failAt, failLine = i, len(verdicts)-1
+				if !strings.Contains(l, "arm − baseline in [") || !strings.Contains(l, ", entirely ") {
+					t.Errorf("the fail line does not say which check decided: %q", l)
+				}
+			}
+			if m[1] == "pass" && !strings.Contains(l, "last to pass: ") {
+				t.Errorf("the pass line does not name the last check to pass: %q", l)
+			}
+		}
+		if strings.Contains(l, "▼ canary degrades") && degradeAt == 0 {
+			degradeAt = i
+		}
+	}
+	switch {
+	case len(verdicts) == 0 || verdicts[0] != "inconclusive":
+		t.Errorf("verdicts %v: want the analysis to start inconclusive", verdicts)
+	case passAt == 0 || failAt == 0 || passLine > failLine:
+		t.Errorf("verdicts %v: want a pass, then a fail", verdicts)
+	case slices.Contains(verdicts[failLine:], "pass"):
+		t.Errorf("verdicts %v: a pass after the fail", verdicts)
+	case !(passAt < degradeAt && degradeAt < failAt):
+		t.Errorf("lines: pass %d, canary degrades %d, fail %d: want the canary to degrade between the pass and the fail", passAt, degradeAt, failAt)
+	}
+	if !strings.Contains(s, "■ firing gate demo_precision on canary") {
+		t.Error("the canary's precision gate never fired")
+	}
+	for _, want := range []string{"status page  http://127.0.0.1:", "/api/v1/verdict?arm=canary&analysis=demo"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	// The live arm stays healthy: its answers are grounded in their
+	// evidence (seed 004 triage ok) but for refusals and a few bad runs.
+	// The degraded canary's are not.
+	live, canary := finalValue(t, s, "live", 5), finalValue(t, s, "canary", 5)
+	if live < 0.8 || canary > live-0.15 {
+		t.Errorf("final triage ok share: live %.2f (want >= 0.80), canary %.2f (want far below)", live, canary)
+	}
+	if p := finalPrecision(t, s, "live"); p < 0.85 || p > 0.95 {
+		t.Errorf("final precision of live %.3f, want a healthy 0.85..0.95", p)
+	}
+}
+
+func TestClockSpeed(t *testing.T) {
+	c := newClock(1000)
+	t0 := c.Now()
+	time.Sleep(20 * time.Millisecond)
+	t1 := c.Now()
+	if d := t1.Sub(t0); d < 15*time.Second || d > 5*time.Minute {
+		t.Errorf("20 ms at 1000×: the clock moved %s", d)
+	}
+	c.setSpeed(1)
+	t2 := c.Now()
+	if t2.Before(t1) || t2.Sub(t1) > time.Minute {
+		t.Errorf("slowing down moved the clock from %s to %s", t1, t2)
+	}
+	if w := c.wallUntil(t2.Add(time.Second)); w < 900*time.Millisecond || w > time.Second {
+		t.Errorf("a second ahead at 1×: wallUntil %s", w)
+	}
+}
+
+func TestVerdictLines(t *testing.T) {
+	ck := func(name string, v analysis.Verdict, lo, hi float64) analysis.CheckResult {
+		est := (lo + hi) / 2
+		return analysis.CheckResult{Name: name, Metric: name, Kind: analysis.KindComparison, Tolerance: 0.02,
+			Estimate: &est, Interval: &[2]float64{lo, hi}, Verdict: v}
+	}
+	incon := analysis.Result{Analysis: "demo", Verdict: analysis.Inconclusive, Checks: []analysis.CheckResult{
+		ck("precision", analysis.Pass, -0.01, 0.01), ck("citation_accuracy", analysis.Inconclusive, -0.03, 0.02),
+		{Name: "kappa", Verdict: analysis.NoData},
+	}}
+	pass := incon
+	pass.Verdict, pass.Checks = analysis.Pass, slices.Clone(incon.Checks)
+	pass.Checks[1].Verdict = analysis.Pass
+	fail := pass
+	fail.Verdict, fail.Checks = analysis.Fail, slices.Clone(pass.Checks)
+	fail.Checks[0] = ck("precision", analysis.Fail, -0.21, -0.12)
+	var b bytes.Buffer
+	p := &printer{w: &b}
+	p.verdict(80*time.Second, pass, incon)
+	p.verdict(100*time.Second, fail, pass)
+	p.verdict(110*time.Second, incon, fail)
+	fail.Checks[0] = ck("precision", analysis.Fail, -0.0231, -0.0203)
+	p.verdict(120*time.Second, fail, incon)
+	want := "  1:20  ◆ analysis demo: pass (all 2 checks with data pass; last to pass: citation_accuracy)\n" +
+		"  1:40  ◆ analysis demo: fail — precision arm − baseline in [−0.210, −0.120], entirely below −0.02\n" +
+		"  1:50  ◆ analysis demo: inconclusive (undecided: citation_accuracy)\n" +
+		"  2:00  ◆ analysis demo: fail — precision arm − baseline in [−0.023, −0.0203], entirely below −0.02\n"
+	if b.String() != want {
+		t.Errorf("verdict lines:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
 
@@ -168,6 +318,7 @@ func TestRunStopsOnCancel(t *testing.T) {
 func TestOptionsRejected(t *testing.T) {
 	for _, o := range []Options{
 		{Rate: -1}, {Duration: -time.Second}, {DegradeAfter: -time.Second}, {Every: -time.Second},
+		{Speed: -1}, {Rate: 1e5, Speed: 100},
 	} {
 		if err := Run(context.Background(), o); err == nil {
 			t.Errorf("%+v: no error", o)
@@ -216,7 +367,14 @@ func TestRowColours(t *testing.T) {
 	p.header()
 	p.row("0:05", canary, live)
 	lines = strings.Split(b.String(), "\n")
-	if h, r := strings.Index(lines[0], "│"), strings.Index(lines[1], "│"); h != r || h < 0 {
+	col := func(l string) int { // in runes, as a terminal shows it
+		i := strings.Index(l, "│")
+		if i < 0 {
+			return -1
+		}
+		return utf8.RuneCountInString(l[:i])
+	}
+	if h, r := col(lines[0]), col(lines[1]); h != r || h < 0 {
 		t.Errorf("separator at %d in the header, %d in the row:\n%s", h, r, b.String())
 	}
 }

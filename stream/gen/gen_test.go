@@ -404,7 +404,7 @@ func TestTraceSource(t *testing.T) {
 	}
 	src := NewTraceSource(o)
 	src.SetQuality("canary", 0.3)
-	type tally struct{ n, ans, right int }
+	type tally struct{ n, ans, right, unans, refused int }
 	per := map[string]*tally{}
 	ids := map[string]bool{}
 	for i := 0; i < 12000; i++ {
@@ -437,6 +437,11 @@ func TestTraceSource(t *testing.T) {
 			if v.shipped && v.contained && v.hit {
 				p.right++
 			}
+		} else {
+			p.unans++
+			if !v.shipped {
+				p.refused++
+			}
 		}
 	}
 	for arm, want := range map[string]float64{"live": 0.9, "canary": 0.3} {
@@ -444,6 +449,11 @@ func TestTraceSource(t *testing.T) {
 		got := float64(p.right) / float64(p.ans)
 		if p.n < 5000 || math.Abs(got-want) > 0.04 {
 			t.Errorf("arm %s: %d events, right share %.3f, want %.2f", arm, p.n, got, want)
+		}
+		// a wrong group gets a second chance to refuse
+		refused, wantRefused := float64(p.refused)/float64(p.unans), 1-(1-want)*(1-want)
+		if math.Abs(refused-wantRefused) > 0.06 {
+			t.Errorf("arm %s: %d unanswerable events, refused share %.3f, want %.2f", arm, p.unans, refused, wantRefused)
 		}
 	}
 
@@ -467,6 +477,55 @@ func TestTraceSource(t *testing.T) {
 	}
 	if redelivered == 0 || orphans == 0 {
 		t.Errorf("%d redeliveries, %d odd qids in 5000 awkward events", redelivered, orphans)
+	}
+}
+
+// TestTraceSourceEvidence: the top-k texts of a TraceSource event are the
+// evidence seed 004's triage reads. A right answer is grounded in them (its
+// claim is in a retrieved gold snippet), so a healthy arm triages ok, while
+// a wrong one mostly is not; and every item has offsets, as a live
+// retriever knows where its chunks are.
+func TestTraceSourceEvidence(t *testing.T) {
+	o := Options{Seed: 43, Items: 400, Arms: []string{"live", "canary"}, Awkward: -1, Quality: 1}
+	golds, _ := parse(t, gold(t, o), nil)
+	gq := map[string]map[string]any{}
+	for _, g := range golds {
+		gq[g["qid"].(string)] = g
+	}
+	src := NewTraceSource(o)
+	src.SetQuality("canary", 0)
+	shipped, grounded := map[string]int{}, map[string]int{}
+	for i := 0; i < 6000; i++ {
+		m, err := checkTrace(src.Next())
+		if err != nil {
+			t.Fatal(err)
+		}
+		arm := m["arm"].(string)
+		var evidence strings.Builder
+		topk, _ := m["topk"].([]any)
+		for _, x := range topk {
+			item := x.(map[string]any)
+			text, ok := item["text"].(string)
+			if _, has := item["offsets"]; !has || !ok || text == "" {
+				t.Fatalf("top-k item without offsets or text: %v", item)
+			}
+			evidence.WriteString(strings.ToLower(text) + "\n\n")
+		}
+		v := judge(gq[traceQID(m)], m)
+		if !v.answerable || !v.shipped {
+			continue
+		}
+		claim, _ := m["answer_json"].(map[string]any)["claim"].(string)
+		shipped[arm]++
+		if claim != "" && strings.Contains(evidence.String(), strings.ToLower(claim)) {
+			grounded[arm]++
+		}
+	}
+	live := float64(grounded["live"]) / float64(shipped["live"])
+	canary := float64(grounded["canary"]) / float64(shipped["canary"])
+	t.Logf("claims found in the evidence: live %.3f of %d, canary %.3f of %d", live, shipped["live"], canary, shipped["canary"])
+	if live < 0.99 || canary > 0.5 || shipped["canary"] < 1000 {
+		t.Errorf("grounded share: live %.3f (want >= 0.99), canary %.3f over %d (want <= 0.5)", live, canary, shipped["canary"])
 	}
 }
 

@@ -277,7 +277,7 @@ func (g *gen) gold(it *goldItem, idx int) {
 	if len(it.cites) == 0 {
 		it.citesMode = empty
 	}
-	it.offsets = len(it.cites) > 0 && x.chance(0.3)
+	it.offsets = len(it.cites) > 0 && x.r.Float64() < g.o.offsets
 	if len(it.cites) > 0 && x.chance(0.5) {
 		it.anchor = idSection(it.cites[0])
 		if x.chance(0.3) {

@@ -35,10 +35,15 @@ type Options struct {
 	// Quality is the probability that a trace does the right thing: an
 	// answerable item is answered with a claim holding a gold substring,
 	// cites a gold id it retrieved in its top 5, and an unanswerable one is
-	// refused. Awkward content may still spoil a right answer. 0: 0.9.
+	// refused. Awkward content may still spoil a right answer. In a
+	// TraceSource it is per λ group, and an unanswerable item is refused
+	// with probability 1 − (1 − Quality)². 0: 0.9.
 	Quality float64
 	// Answerable is the share of gold items with answerable=true. 0: 0.8.
 	Answerable float64
+	// Offsets is the share of gold items with citations that carry
+	// relevant_offsets (which citation_accuracy reads). 0: 0.3.
+	Offsets float64
 	// Rich is the share of file traces that carry the live-path fields
 	// delta_s and lambda_state (a quarter of those also topk, with the
 	// same ids as retrieved_ids). 0: 0.08. A TraceSource always sends them.
@@ -85,6 +90,7 @@ type options struct {
 	awkward    float64
 	quality    float64
 	answerable float64
+	offsets    float64
 	rich       float64
 	arms       []string
 	inOrder    bool
@@ -115,6 +121,7 @@ func resolve(o Options, source bool) options {
 		awkward:    share(o.Awkward, awk),
 		quality:    share(o.Quality, 0.9),
 		answerable: share(o.Answerable, 0.8),
+		offsets:    share(o.Offsets, 0.3),
 		rich:       share(o.Rich, 0.08),
 		arms:       o.Arms,
 		inOrder:    o.InOrder,

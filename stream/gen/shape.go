@@ -12,7 +12,7 @@ import (
 // the load tool send, as the members kept, in order (aliases included,
 // since awkward events use them). "small" is a seed 002 trace line plus λ
 // state (about 230 bytes with ts); "compact" adds ΔS, so every per-event
-// check but triage runs (about 300 bytes). The whole event (about 1.2 KB,
+// check but triage runs (about 300 bytes). The whole event (about 1.3 KB,
 // with top-k texts, so triage runs too) is the third size they use.
 var Shapes = map[string][]string{
 	"small":   {"qid", "q_id", "retrieved_ids", "answer_json", "lambda_state", "λ_state"},

@@ -11,7 +11,10 @@ import (
 // text), retrieved_ids (the same ids), delta_s, delta_s_cited,
 // lambda_state, latency_ms, index_hash and, with Options.Now, ts. An item
 // is asked as a λ group of three runs (paraphrase 0..2) most of the time,
-// so λ metrics have complete groups.
+// so λ metrics have complete groups; half the wrong groups are wrong the
+// same way in every run (λ convergent). The top-k texts are the evidence
+// of seed 004's triage: a gold snippet holds the passage the item's right
+// claim comes from.
 //
 // The sequence of events is a pure function of the Options and the calls
 // made (Now aside). A TraceSource is not safe for concurrent use.
@@ -36,6 +39,7 @@ type armState struct {
 	runs    int // runs in the current group
 	left    int // runs still to send
 	good    bool
+	steady  bool // a wrong group whose runs all report →
 	group   uint64
 	last    []byte
 }
@@ -89,6 +93,16 @@ func (s *TraceSource) NextFor(arm string) []byte {
 		}
 		st.left = st.runs
 		st.good = s.r.chance(st.quality)
+		if !st.good {
+			// Pipelines go wrong more often on what they answer than by
+			// answering what they cannot: on an unanswerable item a wrong
+			// group gets a second chance to refuse, so under_refusal is
+			// (1 − Quality)², not 1 − Quality.
+			s.g.gold(&s.it, st.item)
+			st.good = !s.it.answerable && s.r.chance(st.quality)
+		}
+		// Half the wrong groups are consistently wrong: λ convergent.
+		st.steady = !st.good && s.r.chance(0.5)
 	}
 	run := st.runs - st.left
 	st.left--
@@ -131,7 +145,10 @@ func (s *TraceSource) NextFor(arm string) []byte {
 	if a.lambda == "" {
 		a.lambda = "→"
 	}
-	if !st.good && run > 0 && x.chance(0.5) {
+	switch {
+	case st.steady:
+		a.lambda = "→"
+	case !st.good && run > 0 && x.chance(0.5):
 		a.lambda = pick(x, lambdaStates[1:])
 	}
 	live := liveInfo{

@@ -3,6 +3,7 @@ package gen
 import (
 	"bufio"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -536,7 +537,7 @@ func (g *gen) appendTrace(b []byte, a *answer, it *goldItem, x *rnd, cats catSet
 			g.writeAnswer(w, a, x, cats)
 		case tkTopK:
 			if a.topk {
-				g.writeTopK(w, a, x)
+				g.writeTopK(w, a, it, x)
 			}
 		case tkDeltaS:
 			// one ΔS per top-k item: only when the ids were sent
@@ -685,7 +686,7 @@ func jitter(x *rnd, id string, bad bool) (int, int) {
 	return s, e
 }
 
-func (g *gen) writeTopK(w *jw, a *answer, x *rnd) {
+func (g *gen) writeTopK(w *jw, a *answer, it *goldItem, x *rnd) {
 	w.key("topk")
 	w.arr()
 	score := x.unif(0.8, 0.99)
@@ -701,7 +702,9 @@ func (g *gen) writeTopK(w *jw, a *answer, x *rnd) {
 		}
 		w.key("section_id")
 		w.str(idSection(id))
-		if i < 3 || x.chance(0.3) {
+		// A live retriever knows where each of its chunks is; the files'
+		// rich traces leave offsets out at random.
+		if a.text || i < 3 || x.chance(0.3) {
 			s, e := jitter(x, id, a.jitterBad)
 			w.key("offsets")
 			w.arr()
@@ -711,11 +714,44 @@ func (g *gen) writeTopK(w *jw, a *answer, x *rnd) {
 		}
 		if a.text {
 			w.key("text")
-			w.str(snippetText(id))
+			w.str(g.chunkText(id, it))
 		}
 		w.endObj()
 	}
 	w.endArr()
+}
+
+// chunkText is the text of snippet id as retrieved for item it: a gold
+// snippet of an answerable item holds the passage its right claim comes
+// from (the first gold id the claim itself, the others another fact about
+// the same subject), so that a grounded answer is found in its evidence
+// (seed 004 triage); any other snippet has the fixed text of its id.
+func (g *gen) chunkText(id string, it *goldItem) string {
+	k := slices.Index(it.cites, id)
+	switch {
+	case k < 0 || !it.answerable:
+		return snippetText(id)
+	case it.topic >= 0:
+		return rightTopicClaim(&uniTopics[it.topic])
+	case it.fact < 0:
+		return snippetText(id)
+	}
+	h := idHash(id)
+	if k > 0 {
+		// another fact about the subject: not the item's own
+		f := (it.fact + 1 + int(h%uint64(len(facts)-1))) % len(facts)
+		return g.expand(facts[f].c, it)
+	}
+	return it.claim + " " + g.expand(passageTails[h%uint64(len(passageTails))], it)
+}
+
+// passageTails follow the claim in a gold snippet.
+var passageTails = []string{
+	"This applies to every deployment of {s}.",
+	"The behaviour is the same in staging and production.",
+	"See the operations guide of {s} for the full procedure.",
+	"Earlier releases of {s} behaved the same way.",
+	"Changing this requires a restart of {s}.",
 }
 
 // snippetText is a fixed pseudo text of a snippet.
@@ -725,6 +761,16 @@ func snippetText(id string) string {
 	it := goldItem{subj: subjects[h>>8%uint64(len(subjects))], n: int(2 + h>>16%98), port: int(1024 + h>>24%8976)}
 	var g gen
 	return g.expand(f.c, &it)
+}
+
+// rightTopicClaim is the first claim of t that holds its gold substring.
+func rightTopicClaim(t *uniTopic) string {
+	for _, c := range t.claims {
+		if c.match {
+			return c.text
+		}
+	}
+	return t.claims[0].text
 }
 
 func writeExtraTrace(w *jw, a *answer) {
