@@ -112,12 +112,12 @@ type Analysis struct {
 	last      Verdict // of the last Judge, for change detection
 	// run holds each check's running intersection, narrowed once per
 	// narrowEvery seconds of event time: the first event of a later period
-	// than any seen (lastMinute) narrows it with the sequences before
+	// than any seen (lastPeriod) narrows it with the sequences before
 	// that event.
 	// A count of events in stream order decides when, not the reading
 	// clock, so a JetStream replay narrows it at the same points.
 	run        []Bound
-	lastMinute int64
+	lastPeriod int64
 }
 
 func newAnalysis(mu *sync.Mutex, spec Spec, checks []config.AnalysisCheck, alpha float64, ks []int, minRuns int) *Analysis {
@@ -138,11 +138,11 @@ func (an *Analysis) observeLocked(arm string, p *window.Prepared, t time.Time) {
 	if t.Before(an.spec.Start) || !an.ended.IsZero() && !t.Before(an.ended) {
 		return
 	}
-	if period := t.Unix() / narrowEvery; period > an.lastMinute {
-		if an.lastMinute != 0 {
+	if period := t.Unix() / narrowEvery; period > an.lastPeriod {
+		if an.lastPeriod != 0 {
 			an.narrowLocked()
 		}
-		an.lastMinute = period
+		an.lastPeriod = period
 	}
 	if arm == an.spec.Arm {
 		an.cand.AddPrepared(p)

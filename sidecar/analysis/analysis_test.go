@@ -437,7 +437,7 @@ func TestRunningIntersection(t *testing.T) {
 		t.Fatal(err)
 	}
 	an2, _ := m2.Get("a")
-	if an2.Result().Verdict != Pass || an2.run[0] != an.run[0] || an2.lastMinute != an.lastMinute {
+	if an2.Result().Verdict != Pass || an2.run[0] != an.run[0] || an2.lastPeriod != an.lastPeriod {
 		t.Errorf("restored: %s, bound %+v, want pass and %+v", an2.Result().Verdict, an2.run[0], an.run[0])
 	}
 	// A canary that then falls far below live fails: the bounds no longer

@@ -29,7 +29,7 @@ type Saved struct {
 	Step      int             `json:"step,omitempty"`
 	Tick      int             `json:"tick,omitempty"`
 	Run       []Bound         `json:"run,omitempty"`
-	Minute    int64           `json:"minute,omitempty"`
+	Period    int64           `json:"period,omitempty"`
 }
 
 // What Save keeps.
@@ -68,7 +68,7 @@ func (an *Analysis) Save(mode SaveMode) (Saved, error) {
 		return Saved{}, fmt.Errorf("analysis %q: baseline: %w", an.spec.ID, err)
 	}
 	s.Events, s.History, s.Step, s.Tick = an.events, slices.Clone(an.history), an.step, an.tick
-	s.Run, s.Minute = slices.Clone(an.run), an.lastMinute
+	s.Run, s.Period = slices.Clone(an.run), an.lastPeriod
 	return s, nil
 }
 
@@ -89,7 +89,7 @@ func (an *Analysis) load(s Saved) error {
 	if len(s.Run) == len(an.run) {
 		copy(an.run, s.Run)
 	}
-	an.lastMinute = s.Minute
+	an.lastPeriod = s.Period
 	return nil
 }
 
