@@ -24,7 +24,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "run [--config F] [--nats-url U] [--gold F] [--listen A]         the sidecar", runRun},
-		{"demo", "demo [--duration D] [--rate N] [--degrade-after D]            the one-command tour: embedded NATS, sidecar, live + canary traffic", runDemo},
+		{"demo", "demo [--duration D] [--rate N] [--speed X] [--degrade-after D] the one-command tour: embedded NATS, sidecar, live + canary traffic, a canary analysis", runDemo},
 		{"score", "score --gold F --trace F [--k 5] [--gates precision=0.80,...]  offline seed 002 report", runScore},
 		{"agreement", "agreement (--pairs F | --scholar F --auditor F) [--tsv F]    offline seed 003 report", runAgreement},
 		{"triage", "triage TRACE CHUNKS                                           offline seed 004 labels", runTriage},
