@@ -288,14 +288,18 @@ func (d *dist) merge(o *dist) {
 
 // lamSum is the mergeable summary of the runs of one qid: enough to apply
 // the rule of sidecar.LambdaGroup to the union of several summaries.
+//
+// Counts are 32-bit: a qid would need four billion runs in one window to
+// overflow them, and the analyses keep one summary per qid per arm, which
+// the smaller size keeps in cache.
 type lamSum struct {
 	key      uint32 // the qid's (Windows.lamKey)
 	mixed    bool   // not all runs cite the set hashed in cited
-	runs     int64
-	stated   int64 // runs with a λ state
-	notArrow int64 // stated runs whose state is not →
-	back     int64 // runs in state ←
-	refused  int64 // runs whose claim is a refusal
+	runs     uint32
+	stated   uint32 // runs with a λ state
+	notArrow uint32 // stated runs whose state is not →
+	back     uint32 // runs in state ←
+	refused  uint32 // runs whose claim is a refusal
 	cited    uint64
 }
 
@@ -342,7 +346,7 @@ func (s *lamSum) merge(o *lamSum) {
 
 // eval is sidecar.LambdaGroup on the summarised runs.
 func (s *lamSum) eval(minRuns int) (complete, convergent, flips bool) {
-	complete = s.runs >= int64(minRuns)
+	complete = int64(s.runs) >= int64(minRuns)
 	if s.runs == 0 {
 		return complete, false, false
 	}

@@ -40,50 +40,15 @@ type Cumulative struct {
 	lam    lamCounts
 }
 
-// lamSlot is one qid's open group, small so that the slots of many
-// analyses stay in cache: a group holds fewer than minRuns runs, and
-// NewCumulative caps minRuns at maxGroupRuns.
+// lamSlot is one qid's group still short of minRuns runs, keyed for
+// checkpoints by the hash of its qid.
 type lamSlot struct {
-	hash                                 uint64
-	cited                                uint64
-	runs, stated, notArrow, back, refuse uint16
-	mixed                                bool
+	hash uint64
+	lamSum
 }
 
 // maxGroupRuns caps the runs of an analysis' λ group (lambda.min_runs).
-const maxGroupRuns = 1<<16 - 1
-
-func (s *lamSlot) add(r LambdaRun) {
-	if s.runs == 0 {
-		s.cited = r.Cited
-	} else if r.Cited != s.cited {
-		s.mixed = true
-	}
-	s.runs++
-	if r.State != LambdaNone {
-		s.stated++
-		if r.State != LambdaConvergent {
-			s.notArrow++
-		}
-		if r.State == LambdaDivergent {
-			s.back++
-		}
-	}
-	if r.Refused {
-		s.refuse++
-	}
-}
-
-func (s *lamSlot) sum() lamSum {
-	return lamSum{mixed: s.mixed, runs: int64(s.runs), stated: int64(s.stated), notArrow: int64(s.notArrow), back: int64(s.back), refused: int64(s.refuse), cited: s.cited}
-}
-
-func (s *lamSlot) set(g lamSum) {
-	*s = lamSlot{hash: s.hash, cited: g.cited, runs: uint16(g.runs), stated: uint16(g.stated), notArrow: uint16(g.notArrow), back: uint16(g.back), refuse: uint16(g.refused), mixed: g.mixed}
-}
-
-// reset empties the slot for the qid's next group.
-func (s *lamSlot) reset() { *s = lamSlot{hash: s.hash} }
+const maxGroupRuns = 1<<32 - 1
 
 // maxDenseQIDKey bounds the QIDKeys looked up through a slice; larger ones
 // (no gold store numbers that many qids) go through the map.
@@ -233,12 +198,11 @@ func (cu *Cumulative) AddPrepared(p *Prepared) {
 	if !p.lambda {
 		return
 	}
-	g := &cu.slots[cu.slotOf(p.qidKey, p.hash)]
+	g := &cu.slots[cu.slotOf(p.qidKey, p.hash)].lamSum
 	g.add(p.run)
 	if int(g.runs) >= cu.minRuns {
-		sum := g.sum()
-		cu.lam.count(sum.eval(cu.minRuns))
-		g.reset()
+		cu.lam.count(g.eval(cu.minRuns))
+		*g = lamSum{}
 	}
 }
 
@@ -347,14 +311,11 @@ func (cu *Cumulative) Merge(o *Cumulative) error {
 			cu.byHash[os.hash] = j
 			mine[os.hash] = j
 		}
-		slot := &cu.slots[j]
-		g, og := slot.sum(), os.sum()
-		g.merge(&og)
-		if g.runs >= int64(cu.minRuns) {
+		g := &cu.slots[j].lamSum
+		g.merge(&os.lamSum)
+		if int(g.runs) >= cu.minRuns {
 			cu.lam.count(g.eval(cu.minRuns))
-			slot.reset()
-		} else {
-			slot.set(g)
+			*g = lamSum{}
 		}
 	}
 	return nil
@@ -370,13 +331,13 @@ type cumulativeState struct {
 	Ret     distState   `json:"retrieved"`
 	Lambda  [3]int64    `json:"lambda"` // complete, convergent, flips
 	// Open packs the groups still short of minRuns runs, openGroupSize
-	// bytes each (little-endian: qid hash, cited-set hash, runs, stated,
-	// not →, ←, refused, mixed), in order of hash: one per qid seen, so
-	// it is the bulk of a checkpoint and kept compact.
+	// bytes each (little-endian: qid hash, cited-set hash, then runs,
+	// stated, not →, ←, refused as 32 bits, mixed), in order of hash: one
+	// per qid seen, so it is the bulk of a checkpoint and kept compact.
 	Open []byte `json:"open,omitempty"`
 }
 
-const openGroupSize = 8 + 8 + 5*2 + 1
+const openGroupSize = 8 + 8 + 5*4 + 1
 
 type distState struct {
 	N    int64           `json:"n"`
@@ -445,8 +406,8 @@ func (cu *Cumulative) marshal(open bool) ([]byte, error) {
 		for _, g := range slots {
 			s.Open = binary.LittleEndian.AppendUint64(s.Open, g.hash)
 			s.Open = binary.LittleEndian.AppendUint64(s.Open, g.cited)
-			for _, v := range []uint16{g.runs, g.stated, g.notArrow, g.back, g.refuse} {
-				s.Open = binary.LittleEndian.AppendUint16(s.Open, v)
+			for _, v := range []uint32{g.runs, g.stated, g.notArrow, g.back, g.refused} {
+				s.Open = binary.LittleEndian.AppendUint32(s.Open, v)
 			}
 			mixed := byte(0)
 			if g.mixed {
@@ -496,9 +457,9 @@ func (cu *Cumulative) UnmarshalJSON(b []byte) error {
 	}
 	for b := s.Open; len(b) > 0; b = b[openGroupSize:] {
 		le := binary.LittleEndian
-		g := lamSlot{hash: le.Uint64(b), cited: le.Uint64(b[8:]), runs: le.Uint16(b[16:]), stated: le.Uint16(b[18:]),
-			notArrow: le.Uint16(b[20:]), back: le.Uint16(b[22:]), refuse: le.Uint16(b[24:]), mixed: b[26] != 0}
-		if g.runs < 1 || int(g.runs) >= s.MinRuns || g.stated > g.runs || g.notArrow > g.stated || g.back > g.notArrow || g.refuse > g.runs || b[26] > 1 {
+		g := lamSlot{hash: le.Uint64(b), lamSum: lamSum{cited: le.Uint64(b[8:]), runs: le.Uint32(b[16:]), stated: le.Uint32(b[20:]),
+			notArrow: le.Uint32(b[24:]), back: le.Uint32(b[28:]), refused: le.Uint32(b[32:]), mixed: b[36] != 0}}
+		if g.runs < 1 || int64(g.runs) >= int64(s.MinRuns) || g.stated > g.runs || g.notArrow > g.stated || g.back > g.notArrow || g.refused > g.runs || b[36] > 1 {
 			return fmt.Errorf("window: accumulator: open λ group %+v", g)
 		}
 		if _, dup := fresh.byHash[g.hash]; dup {

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/DataDog/sketches-go/ddsketch"
-
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
 	"github.com/shadoweval/shadoweval/sidecar/gates"
@@ -192,51 +190,3 @@ func (f *flagger) read(e *env, _ time.Time) Verdict {
 
 // gateWindow is the window the alert gates judge, as in sidecar/gates/sim.
 var gateWindow = window.Spec{Name: "5m", Length: 5 * time.Minute, Resolution: 10 * time.Second}
-
-// memo caches the windows' answers for one evaluation time, so that the
-// gate engines read them once (as sidecar/gates/sim's memo does).
-type memo struct {
-	w    *window.Windows
-	now  time.Time
-	snap map[string]*window.Snapshot
-	ds   map[string]*ddsketch.DDSketch
-}
-
-func (m *memo) at(now time.Time) {
-	if !now.Equal(m.now) || m.snap == nil {
-		m.now = now
-		m.snap = map[string]*window.Snapshot{}
-		m.ds = map[string]*ddsketch.DDSketch{}
-	}
-}
-
-func (m *memo) Snapshot(arm, win, typ string, now time.Time) (window.Snapshot, bool) {
-	m.at(now)
-	k := arm + "\x00" + win + "\x00" + typ
-	if s, ok := m.snap[k]; ok {
-		if s == nil {
-			return window.Snapshot{}, false
-		}
-		return *s, true
-	}
-	s, ok := m.w.Snapshot(arm, win, typ, now)
-	if !ok {
-		m.snap[k] = nil
-		return s, false
-	}
-	m.snap[k] = &s
-	return s, true
-}
-
-func (m *memo) DeltaS(arm, win, typ string, now time.Time) *ddsketch.DDSketch {
-	m.at(now)
-	k := arm + "\x00" + win + "\x00" + typ
-	if s, ok := m.ds[k]; ok {
-		return s
-	}
-	s := m.w.DeltaS(arm, win, typ, now)
-	m.ds[k] = s
-	return s
-}
-
-func (m *memo) Arms() []string { return m.w.Arms() }

@@ -154,13 +154,13 @@ func healthyLevels(cfg config.Config) map[string]float64 {
 	const n = 100000
 	cu := window.NewCumulative(cfg.K, cfg.Lambda.MinRuns)
 	rng := rand.New(rand.NewPCG(1, 1))
-	g := &generator{rng: rng, gold: newGold(rng, gsim.Healthy, 300), ks: len(cfg.K)}
+	g := gsim.NewGenerator(rng, gsim.Healthy, 300, len(cfg.K))
 	h := gsim.Healthy
 	var o window.Observation
 	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s := cumSink{cu}
 	for i := range n {
-		if err := g.event(s, "live", &h, t.Add(time.Duration(i)*time.Millisecond), &o); err != nil {
+		if err := event(g, s, "live", &h, t.Add(time.Duration(i)*time.Millisecond), &o); err != nil {
 			panic(err)
 		}
 	}
@@ -184,7 +184,7 @@ type env struct {
 	t0           time.Time
 	w            *window.Windows
 	feedWindows  bool
-	memo         *memo
+	memo         *gsim.Memo
 	canary, live *series
 	judges       []judge
 }
@@ -324,7 +324,7 @@ func runOne(r int, seed uint64, tr Traffic, sc Scenario, js []Judge, res *Result
 	cfg := config.Default()
 	rng := rand.New(rand.NewPCG(seed, uint64(r)))
 	live, canary := gsim.Healthy, sc.Canary
-	g := &generator{rng: rng, gold: newGold(rng, live, tr.GoldItems), ks: len(cfg.K)}
+	g := gsim.NewGenerator(rng, live, tr.GoldItems, len(cfg.K))
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	e := &env{seed: seed<<20 ^ uint64(r), t0: t0, canary: newSeries(cfg.Lambda.MinRuns), live: newSeries(cfg.Lambda.MinRuns)}
 	for _, j := range js {
@@ -333,7 +333,7 @@ func runOne(r int, seed uint64, tr Traffic, sc Scenario, js []Judge, res *Result
 			if err != nil {
 				return err
 			}
-			e.w, e.memo, e.feedWindows = w, &memo{w: w}, true
+			e.w, e.memo, e.feedWindows = w, gsim.NewMemo(w), true
 		}
 	}
 	for _, j := range js {

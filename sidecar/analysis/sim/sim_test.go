@@ -152,8 +152,13 @@ func TestWorseProfiles(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	var xs []float64
 	p := WorseDeltaSP90(h, 0.05)
-	for range 200000 {
-		xs = append(xs, logitNormal(rng, p.DeltaSMedian, p.DeltaSP90))
+	g := gsim.NewGenerator(rng, p, 300, 4)
+	var o window.Observation
+	var pair window.PairObservation
+	for len(xs) < 200000 {
+		if g.Draw("canary", &p, time.Time{}, &o, &pair); o.HasDeltaSCited {
+			xs = append(xs, o.DeltaSCited)
+		}
 	}
 	slices.Sort(xs)
 	if m, q := interp(xs, 0.5), interp(xs, 0.9); math.Abs(m-h.DeltaSMedian) > 0.003 || math.Abs(q-h.DeltaSP90-0.05) > 0.003 {
@@ -167,14 +172,14 @@ func TestSeriesMatchesCumulative(t *testing.T) {
 	cfg := config.Default()
 	rng := rand.New(rand.NewPCG(9, 9))
 	h := gsim.Healthy
-	g := &generator{rng: rng, gold: newGold(rng, h, 300), ks: len(cfg.K)}
+	g := gsim.NewGenerator(rng, h, 300, len(cfg.K))
 	cu := window.NewCumulative(cfg.K, cfg.Lambda.MinRuns)
 	s := newSeries(cfg.Lambda.MinRuns)
 	both := bothSink{cu, s}
 	var o window.Observation
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range 5000 {
-		if err := g.event(both, "live", &h, t0.Add(time.Duration(i)*time.Millisecond), &o); err != nil {
+		if err := event(g, both, "live", &h, t0.Add(time.Duration(i)*time.Millisecond), &o); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -165,14 +165,14 @@ func RunFalsePages(d time.Duration, seed uint64, sc PageScenario, p Profile, var
 	if err != nil {
 		return nil, err
 	}
-	g := &generator{rng: rng, gold: newGold(rng, p, sc.GoldItems), ks: len(window.DefaultKs)}
+	g := NewGenerator(rng, p, sc.GoldItems, len(window.DefaultKs))
 	arms := make([]armTraffic, len(sc.Arms))
 	for i, a := range sc.Arms {
 		arms[i] = armTraffic{a.Arm, a.Rate, &p}
 	}
 	out := make([]Pages, len(variants))
 	engines := make([]*gates.Engine, len(variants))
-	src := newMemo(w)
+	src := NewMemo(w)
 	for i, v := range variants {
 		out[i] = Pages{
 			Variant: v.Name, Duration: d, Arms: sc.armNames(), Gates: v.Gates,
@@ -284,8 +284,8 @@ func RunTimeToPage(runs int, seed uint64, sc PageScenario, live, worse Profile, 
 		if err != nil {
 			return nil, err
 		}
-		g := &generator{rng: rng, gold: newGold(rng, live, sc.GoldItems), ks: len(window.DefaultKs)}
-		src := newMemo(w)
+		g := NewGenerator(rng, live, sc.GoldItems, len(window.DefaultKs))
+		src := NewMemo(w)
 		engines := make([]*gates.Engine, len(variants))
 		for i, v := range variants {
 			engines[i] = gates.New(v.Gates, src)

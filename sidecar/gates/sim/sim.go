@@ -105,22 +105,31 @@ func newGold(rng *rand.Rand, p Profile, n int) gold {
 	return g
 }
 
-// generator turns a Profile into observations.
-type generator struct {
+// Generator turns Profiles into observations over one seeded gold set; the
+// other simulations (sidecar/analysis/sim) draw their traffic from it too.
+type Generator struct {
 	rng  *rand.Rand
 	gold gold
 	ks   int
 }
 
+// NewGenerator draws a gold set of items qids from rng, whose answerable
+// and offset shares are p's, for observations with ks cut-offs.
+func NewGenerator(rng *rand.Rand, p Profile, items, ks int) *Generator {
+	return &Generator{rng: rng, gold: newGold(rng, p, items), ks: ks}
+}
+
 var labels = window.JudgementLabels // VALID, NOT_IN_CONTEXT, REJECT, ABSTAIN
 
-// event adds one event of arm at t (and maybe a judgement pair).
-func (g *generator) event(w *window.Windows, arm string, p *Profile, t time.Time, o *window.Observation) error {
+// Draw fills o with one event of arm at t under p and, when the event is
+// judged by both agents (p.PairShare), pair with their labels. Its qids are
+// numbered (QIDKey), one number per gold item.
+func (g *Generator) Draw(arm string, p *Profile, t time.Time, o *window.Observation, pair *window.PairObservation) (judged bool) {
 	rng := g.rng
 	i := rng.IntN(len(g.gold.qids))
 	ans := g.gold.answerable[i]
 	*o = window.Observation{
-		Arm: arm, QID: g.gold.qids[i], Time: t, HasAnswer: true, Answerable: ans, Triage: -1,
+		Arm: arm, QID: g.gold.qids[i], QIDKey: uint32(i + 1), Time: t, HasAnswer: true, Answerable: ans, Triage: -1,
 		HasRetrieval: true, PrecisionAtK: o.PrecisionAtK[:0],
 	}
 	for range g.ks {
@@ -157,11 +166,8 @@ func (g *generator) event(w *window.Windows, arm string, p *Profile, t time.Time
 		o.Lambda.State = window.LambdaOther
 	}
 	o.Lambda.Refused = !o.Shipped
-	if err := w.Add(o, t); err != nil {
-		return err
-	}
 	if rng.Float64() >= p.PairShare {
-		return nil
+		return false
 	}
 	// The true label: a correct refusal or an over-refusal is
 	// NOT_IN_CONTEXT, a shipped answer with its citation hit VALID, any
@@ -179,11 +185,25 @@ func (g *generator) event(w *window.Windows, arm string, p *Profile, t time.Time
 		}
 		return labels[(truth+1+rng.IntN(2))%3]
 	}
-	s, a := agent(), agent()
+	sc, au := agent(), agent()
 	if rng.Float64() < p.Abstain {
-		s = "ABSTAIN"
+		sc = "ABSTAIN"
 	}
-	return w.AddPair(&window.PairObservation{Arm: arm, Time: t, Scholar: s, Auditor: a}, t)
+	*pair = window.PairObservation{Arm: arm, Time: t, Scholar: sc, Auditor: au}
+	return true
+}
+
+// event adds one event of arm at t (and maybe a judgement pair) to w.
+func (g *Generator) event(w *window.Windows, arm string, p *Profile, t time.Time, o *window.Observation) error {
+	var pair window.PairObservation
+	judged := g.Draw(arm, p, t, o, &pair)
+	if err := w.Add(o, t); err != nil {
+		return err
+	}
+	if !judged {
+		return nil
+	}
+	return w.AddPair(&pair, t)
 }
 
 // logitNormal draws x with logit(x) normal, median m and 90th percentile q.
@@ -194,18 +214,19 @@ func logitNormal(rng *rand.Rand, m, q float64) float64 {
 	return 1 / (1 + math.Exp(-z))
 }
 
-// memo caches the windows' answers for one evaluation time, so that several
-// engines judging the same windows read them once.
-type memo struct {
+// Memo caches the windows' answers for one evaluation time, so that
+// several engines judging the same windows read them once.
+type Memo struct {
 	w    *window.Windows
 	now  time.Time
 	snap map[string]*window.Snapshot
 	ds   map[string]*ddsketch.DDSketch
 }
 
-func newMemo(w *window.Windows) *memo { return &memo{w: w} }
+// NewMemo returns a Memo of w.
+func NewMemo(w *window.Windows) *Memo { return &Memo{w: w} }
 
-func (m *memo) at(now time.Time) {
+func (m *Memo) at(now time.Time) {
 	if !now.Equal(m.now) || m.snap == nil {
 		m.now = now
 		m.snap = map[string]*window.Snapshot{}
@@ -213,7 +234,7 @@ func (m *memo) at(now time.Time) {
 	}
 }
 
-func (m *memo) Snapshot(arm, win, typ string, now time.Time) (window.Snapshot, bool) {
+func (m *Memo) Snapshot(arm, win, typ string, now time.Time) (window.Snapshot, bool) {
 	m.at(now)
 	k := arm + "\x00" + win + "\x00" + typ
 	if s, ok := m.snap[k]; ok {
@@ -231,7 +252,7 @@ func (m *memo) Snapshot(arm, win, typ string, now time.Time) (window.Snapshot, b
 	return s, true
 }
 
-func (m *memo) DeltaS(arm, win, typ string, now time.Time) *ddsketch.DDSketch {
+func (m *Memo) DeltaS(arm, win, typ string, now time.Time) *ddsketch.DDSketch {
 	m.at(now)
 	k := arm + "\x00" + win + "\x00" + typ
 	if s, ok := m.ds[k]; ok {
@@ -242,7 +263,7 @@ func (m *memo) DeltaS(arm, win, typ string, now time.Time) *ddsketch.DDSketch {
 	return s
 }
 
-func (m *memo) Arms() []string { return m.w.Arms() }
+func (m *Memo) Arms() []string { return m.w.Arms() }
 
 // Variant is one set of gates to measure.
 type Variant struct {
@@ -328,11 +349,11 @@ func RunFalseFail(runs int, seed uint64, sc Scenario, p Profile, variants []Vari
 		if err != nil {
 			return nil, err
 		}
-		g := &generator{rng: rng, gold: newGold(rng, p, sc.GoldItems), ks: len(window.DefaultKs)}
+		g := NewGenerator(rng, p, sc.GoldItems, len(window.DefaultKs))
 		if err := traffic(w, g, start, sc.Window.Length, []armTraffic{{"live", sc.LiveRate, &p}, {"canary", sc.CanaryRate, &p}}, &o); err != nil {
 			return nil, err
 		}
-		src := newMemo(w)
+		src := NewMemo(w)
 		for i, v := range variants {
 			e := gates.New(v.Gates, src)
 			e.Evaluate(end)
@@ -376,7 +397,7 @@ type armTraffic struct {
 
 // traffic adds events of every arm over [from, from+d), each arm at its
 // rate, evenly spaced, interleaved by time.
-func traffic(w *window.Windows, g *generator, from time.Time, d time.Duration, arms []armTraffic, o *window.Observation) error {
+func traffic(w *window.Windows, g *Generator, from time.Time, d time.Duration, arms []armTraffic, o *window.Observation) error {
 	next := make([]float64, len(arms)) // seconds since from
 	for i, a := range arms {
 		next[i] = 0.5 / a.rate
@@ -434,11 +455,11 @@ func RunDetection(runs int, seed uint64, sc Scenario, live, worse Profile, varia
 		if err != nil {
 			return nil, err
 		}
-		g := &generator{rng: rng, gold: newGold(rng, live, sc.GoldItems), ks: len(window.DefaultKs)}
+		g := NewGenerator(rng, live, sc.GoldItems, len(window.DefaultKs))
 		if err := traffic(w, g, start, sc.Window.Length, []armTraffic{{"live", sc.LiveRate, &live}}, &o); err != nil {
 			return nil, err
 		}
-		src := newMemo(w)
+		src := NewMemo(w)
 		engines := make([]*gates.Engine, len(variants))
 		done := make([]bool, len(variants))
 		for i, v := range variants {

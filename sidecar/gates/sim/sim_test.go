@@ -94,7 +94,7 @@ func TestProfileMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(7, 7))
-	g := &generator{rng: rng, gold: newGold(rng, Healthy, 3000), ks: len(window.DefaultKs)}
+	g := NewGenerator(rng, Healthy, 3000, len(window.DefaultKs))
 	var o window.Observation
 	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	if err := traffic(w, g, from, sc.Window.Length, []armTraffic{{"canary", 200, &Healthy}}, &o); err != nil {
