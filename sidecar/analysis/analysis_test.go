@@ -308,14 +308,7 @@ func TestSaveRestore(t *testing.T) {
 	an, _ := m.Get("a")
 	want := an.Result()
 	for _, mode := range []SaveMode{SaveAll, SaveClosedGroups, SaveSpec} {
-		s, err := an.Save(mode)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := s.Encode()
-		if err != nil {
-			t.Fatal(err)
-		}
+		data := mustEncode(t, an, mode)
 		back, err := DecodeSaved(data)
 		if err != nil {
 			t.Fatal(err)
