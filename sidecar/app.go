@@ -80,7 +80,7 @@ type App struct {
 
 	embedded *stream.Embedded
 	nc       *nats.Conn
-	sub      *stream.CoreSubscription
+	sub      *stream.Subscription
 	pub      *stream.Publisher
 	ln       net.Listener
 	srv      *http.Server
@@ -91,7 +91,6 @@ type App struct {
 	historyEvery time.Duration
 
 	connected  atomic.Bool
-	ingestUp   atomic.Bool // the core subscription's own connection
 	subscribed atomic.Bool
 	stopping   atomic.Bool
 	cancel     context.CancelFunc
@@ -226,7 +225,7 @@ func (a *App) Start(ctx context.Context) error {
 		url = emb.ClientURL()
 		a.log.Info("no NATS URL configured: started an embedded NATS server with JetStream", "url", url, "store_dir", emb.StoreDir())
 	}
-	connOpt := stream.ConnOptions{
+	nc, err := stream.Connect(ctx, stream.ConnOptions{
 		URL: url, Name: "shadoweval",
 		User: a.cfg.NATS.User, Password: a.cfg.NATS.Password, Token: a.cfg.NATS.Token,
 		NKeySeedFile: a.cfg.NATS.NKeySeedFile, CredsFile: a.cfg.NATS.CredsFile,
@@ -248,8 +247,7 @@ func (a *App) Start(ctx context.Context) error {
 			a.log.Warn("slow consumer: NATS is dropping messages", "subject", subject)
 		},
 		OnError: func(err error) { a.log.Warn("NATS error", "err", err) },
-	}
-	nc, err := stream.Connect(ctx, connOpt)
+	})
 	if err != nil {
 		a.shutdownNATS()
 		return fmt.Errorf("NATS: %w", err)
@@ -264,29 +262,13 @@ func (a *App) Start(ctx context.Context) error {
 	if a.cfg.NATS.JetStream {
 		err = a.subscribeJetStream(ctx)
 	} else {
-		// The events come over a connection of their own, read without
-		// nats.go's per-message costs (stream.CoreSubscribe). Up to 512 MiB
-		// of messages wait for the workers; beyond, they are dropped and
+		// Up to 512 MiB of a kind's messages wait in the client, whatever
+		// the number of workers; beyond, NATS drops and the drops are
 		// counted (shadoweval_nats_dropped_messages_total).
-		ingest := connOpt
-		ingest.Name = "shadoweval-ingest"
-		ingest.OnDisconnect = func(err error) {
-			a.ingestUp.Store(false)
-			if a.stopping.Load() {
-				return
-			}
-			a.metrics.disconnects.Inc()
-			a.log.Warn("NATS ingest connection lost", "err", err)
-		}
-		ingest.OnReconnect = func() {
-			a.ingestUp.Store(true)
-			a.log.Info("NATS ingest connection restored")
-		}
-		a.sub, err = stream.CoreSubscribe(ctx, ingest, map[stream.Kind]string{
+		a.sub, err = stream.Subscribe(nc, map[stream.Kind]string{
 			stream.KindTrace: s.Trace, stream.KindRetrieval: s.Retrieval,
 			stream.KindAnswer: s.Answer, stream.KindJudgement: s.Judgement,
-		}, a.workers, 512<<20, a.handle)
-		a.ingestUp.Store(err == nil)
+		}, a.workers, -1, 512<<20, a.handle)
 	}
 	if err != nil {
 		a.shutdownNATS()
@@ -368,9 +350,6 @@ func (a *App) Stop(ctx context.Context) error {
 
 func (a *App) shutdownNATS() {
 	a.stopping.Store(true)
-	if a.sub != nil {
-		a.sub.Unsubscribe()
-	}
 	if a.nc != nil {
 		a.nc.Close()
 	}
@@ -404,8 +383,6 @@ func (a *App) Ready() error {
 		return errors.New("gold not loaded")
 	case !a.connected.Load():
 		return errors.New("NATS disconnected")
-	case a.sub != nil && !a.ingestUp.Load():
-		return errors.New("NATS ingest connection disconnected")
 	case !a.subscribed.Load():
 		return errors.New("not subscribed")
 	}

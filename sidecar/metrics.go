@@ -58,7 +58,7 @@ func newAppMetrics(reg prometheus.Registerer, ks []int, tallies int) *appMetrics
 			Name: "shadoweval_nats_slow_consumer_events_total", Help: "Slow-consumer episodes reported by the NATS client.",
 		}),
 		disconnects: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "shadoweval_nats_disconnects_total", Help: "Times a NATS connection was lost (with core NATS the sidecar has two: one reads the events, one publishes and answers the rest).",
+			Name: "shadoweval_nats_disconnects_total", Help: "Times the NATS connection was lost.",
 		}),
 		metricK: proportionMetricNames(ks),
 		created: time.Now(),

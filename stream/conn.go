@@ -45,8 +45,8 @@ type ConnOptions struct {
 	// and 10 s.
 	ReconnectWait    time.Duration
 	MaxReconnectWait time.Duration
-	// PingInterval is how often CoreSubscribe's connection checks the
-	// server with a PING (two unanswered: reconnect); 0 means 2 minutes.
+	// PingInterval is how often the connection checks the server with a
+	// PING (two unanswered: reconnect); 0 means nats.go's 2 minutes.
 	PingInterval time.Duration
 
 	// OnDisconnect runs when the connection is lost (err may be nil on a

@@ -1,9 +1,17 @@
 package stream
 
 import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/shadoweval/shadoweval/stream/streamtest"
 )
 
 func TestArmFromSubject(t *testing.T) {
@@ -56,5 +64,293 @@ func TestKindString(t *testing.T) {
 	}
 	if Kind(9).String() != "Kind(9)" {
 		t.Errorf("unknown kind: %q", Kind(9).String())
+	}
+}
+
+var testSubjects = map[Kind]string{
+	KindTrace:     "rag.trace.>",
+	KindRetrieval: "rag.retrieval.>",
+	KindAnswer:    "rag.answer.>",
+	KindJudgement: "rag.judgement.>",
+}
+
+func TestSubscribeKinds(t *testing.T) {
+	s := streamtest.RunBasic(t)
+	nc := streamtest.Connect(t, s.ClientURL())
+	got := make(chan *Message, 16)
+	sub, err := Subscribe(nc, testSubjects, 1, 0, 0, func(m *Message) { c := *m; got <- &c })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	pub := streamtest.Connect(t, s.ClientURL())
+	for _, tc := range []struct {
+		subject string
+		kind    Kind
+		arm     string
+	}{
+		{"rag.trace.live", KindTrace, "live"},
+		{"rag.retrieval.canary", KindRetrieval, "canary"},
+		{"rag.answer.canary", KindAnswer, "canary"},
+		{"rag.judgement.shadow", KindJudgement, "shadow"},
+	} {
+		before := time.Now()
+		h := nats.Header{"traceparent": {"tp-" + tc.arm}, nats.MsgIdHdr: {"id-" + tc.subject}}
+		if err := pub.PublishMsg(&nats.Msg{Subject: tc.subject, Data: []byte(tc.subject), Header: h}); err != nil {
+			t.Fatal(err)
+		}
+		m := streamtest.Next(t, got)
+		if m.Kind != tc.kind || m.Subject != tc.subject || string(m.Data) != tc.subject {
+			t.Errorf("%s: got kind %s subject %s data %s", tc.subject, m.Kind, m.Subject, m.Data)
+		}
+		if ArmFromSubject(m.Subject) != tc.arm {
+			t.Errorf("%s: arm %q", tc.subject, ArmFromSubject(m.Subject))
+		}
+		if Traceparent(m.Header) != "tp-"+tc.arm || MsgID(m.Header) != "id-"+tc.subject {
+			t.Errorf("%s: headers %v", tc.subject, m.Header)
+		}
+		if m.Received.Before(before) {
+			t.Errorf("%s: Received %v before publish %v", tc.subject, m.Received, before)
+		}
+	}
+	// Not subscribed: nothing arrives. A later message proves the order.
+	if err := pub.Publish("rag.other.live", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.Publish("rag.trace.last", nil); err != nil {
+		t.Fatal(err)
+	}
+	if m := streamtest.Next(t, got); m.Subject != "rag.trace.last" {
+		t.Fatalf("got %s, want rag.trace.last", m.Subject)
+	}
+}
+
+func TestSubscribeOnlySomeKinds(t *testing.T) {
+	s := streamtest.RunBasic(t)
+	nc := streamtest.Connect(t, s.ClientURL())
+	if _, err := Subscribe(nc, nil, 1, 0, 0, func(*Message) {}); err == nil {
+		t.Fatal("no subjects accepted")
+	}
+	if _, err := Subscribe(nc, map[Kind]string{KindTrace: ""}, 1, 0, 0, func(*Message) {}); err == nil {
+		t.Fatal("only empty subjects accepted")
+	}
+	if _, err := Subscribe(nc, map[Kind]string{KindTrace: "bad subject"}, 1, 0, 0, func(*Message) {}); err == nil {
+		t.Fatal("bad subject accepted")
+	}
+	sub, err := Subscribe(nc, map[Kind]string{KindTrace: "t.>", KindAnswer: ""}, 1, 0, 0, func(*Message) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sub.subs) != 1 {
+		t.Fatalf("%d subscriptions, want 1", len(sub.subs))
+	}
+}
+
+// A handler that blocks makes the client drop beyond the pending limit;
+// Dropped counts it and OnSlowConsumer names the subject. The limit is the
+// kind's, shared by its workers: two workers hold no more than one.
+func TestSubscribeSlowConsumer(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) { testSlowConsumer(t, workers) })
+	}
+}
+
+func testSlowConsumer(t *testing.T, workers int) {
+	s := streamtest.RunBasic(t)
+	slow := make(chan string, 4)
+	nc, err := Connect(context.Background(), ConnOptions{
+		URL:            s.ClientURL(),
+		OnSlowConsumer: func(subject string) { slow <- subject },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	release := make(chan struct{})
+	var handled atomic.Int64
+	sub, err := Subscribe(nc, map[Kind]string{KindRetrieval: "rag.retrieval.>"}, workers, 10, 1<<20, func(*Message) {
+		<-release
+		handled.Add(1)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	pub := streamtest.Connect(t, s.ClientURL())
+	const n = 100
+	for i := range n {
+		if err := pub.Publish("rag.retrieval.live", fmt.Appendf(nil, "%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pub.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if subj := streamtest.Next(t, slow); subj != "rag.retrieval.>" {
+		t.Fatalf("slow consumer on %q", subj)
+	}
+	// The server has sent everything once a round trip on nc completes.
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	dropped := sub.Dropped()
+	// One message is in each worker's handler, at most 10 wait in all.
+	if dropped < uint64(n-10-workers) || dropped > n-1 {
+		t.Fatalf("dropped %d of %d with a limit of 10 and %d workers", dropped, n, workers)
+	}
+	close(release)
+	if err := sub.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := uint64(handled.Load()) + dropped; got != n {
+		t.Fatalf("handled %d + dropped %d != %d", handled.Load(), dropped, n)
+	}
+	if sub.Dropped() != dropped {
+		t.Fatalf("Dropped after Drain = %d, want %d", sub.Dropped(), dropped)
+	}
+}
+
+func TestSubscribeDrainDeliversPending(t *testing.T) {
+	for _, workers := range []int{1, 3} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) { testDrainDeliversPending(t, workers) })
+	}
+}
+
+func testDrainDeliversPending(t *testing.T, workers int) {
+	s := streamtest.RunBasic(t)
+	nc := streamtest.Connect(t, s.ClientURL())
+	gate := make(chan struct{})
+	var handled atomic.Int64
+	sub, err := Subscribe(nc, testSubjects, workers, -1, -1, func(*Message) {
+		<-gate
+		handled.Add(1)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 500
+	for i := range n {
+		subj := [...]string{"rag.trace.a", "rag.retrieval.a", "rag.answer.a", "rag.judgement.a"}[i%4]
+		if err := nc.Publish(subj, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := nc.Flush(); err != nil { // all n are now in the client
+		t.Fatal(err)
+	}
+	close(gate)
+	ctx, cancel := context.WithTimeout(context.Background(), streamtest.Timeout)
+	defer cancel()
+	if err := sub.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if handled.Load() != n {
+		t.Fatalf("handled %d of %d before Drain returned", handled.Load(), n)
+	}
+	if sub.Dropped() != 0 {
+		t.Fatalf("dropped %d with no limits", sub.Dropped())
+	}
+}
+
+func TestSubscribeDrainTimeout(t *testing.T) {
+	s := streamtest.RunBasic(t)
+	nc := streamtest.Connect(t, s.ClientURL())
+	gate := make(chan struct{})
+	defer close(gate)
+	sub, err := Subscribe(nc, map[Kind]string{KindTrace: "x"}, 1, 0, 0, func(*Message) { <-gate })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Publish("x", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := sub.Drain(ctx); err == nil {
+		t.Fatal("Drain with a blocked handler and a done context returned nil")
+	}
+}
+
+// TestSubscribeWorkers: with workers > 1 every message of a kind is
+// handled exactly once, by one of that kind's goroutines, and a second
+// Subscribe (another replica) still receives every message.
+func TestSubscribeWorkers(t *testing.T) {
+	s := streamtest.RunBasic(t)
+	nc := streamtest.Connect(t, s.ClientURL())
+	const workers, n = 3, 600
+	type seen struct {
+		mu      sync.Mutex
+		ids     map[string]int
+		workers map[int]int
+		all     chan struct{} // closed at the n-th distinct message
+		sub     *Subscription
+	}
+	subscribe := func() *seen {
+		r := &seen{ids: map[string]int{}, workers: map[int]int{}, all: make(chan struct{})}
+		var err error
+		r.sub, err = Subscribe(nc, testSubjects, workers, -1, -1, func(m *Message) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.ids[string(m.Data)]++
+			r.workers[m.Worker]++
+			if len(r.ids) == n && r.ids[string(m.Data)] == 1 {
+				close(r.all)
+			}
+			if lo := int(m.Kind) * workers; m.Worker < lo || m.Worker >= lo+workers || m.Worker >= Workers(workers) {
+				t.Errorf("a %s message from worker %d, want %d..%d", m.Kind, m.Worker, lo, lo+workers-1)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.sub.Unsubscribe() })
+		return r
+	}
+	a, b := subscribe(), subscribe()
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	pub := streamtest.Connect(t, s.ClientURL())
+	for i := range n {
+		subj := [...]string{"rag.trace.a", "rag.answer.a"}[i%2]
+		if err := pub.Publish(subj, []byte(strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pub.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*seen{a, b} {
+		streamtest.Next(t, r.all)
+		// Whatever else the client holds is handled before Drain returns.
+		ctx, cancel := context.WithTimeout(context.Background(), streamtest.Timeout)
+		err := r.sub.Drain(ctx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.mu.Lock()
+		for id, c := range r.ids {
+			if c != 1 {
+				t.Errorf("message %s handled %d times", id, c)
+			}
+		}
+		// The server spreads a queue group at random: 300 messages of a
+		// kind all on one of 3 members has odds of 3^-299.
+		if len(r.workers) < 4 {
+			t.Errorf("messages went to workers %v, want several per kind", r.workers)
+		}
+		r.mu.Unlock()
 	}
 }

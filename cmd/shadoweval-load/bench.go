@@ -677,13 +677,13 @@ func (o *benchOpts) table(rs []runResult) {
 		fmt.Fprintf(w, "              run %d: %s; peak RSS at the sustained rate %.0f MiB\n", i+1, strings.Join(ps, ", "), mib(r.sustainedHWMKB))
 	}
 	fmt.Fprintf(w, "flood ev/s    publisher flat out: N / (time shadoweval_events_total{kind=\"trace\"} reached N - first publish), polled every %v and interpolated;\n", o.pollEvery)
-	fmt.Fprintf(w, "              beyond the sustained rate the backlog queues in the sidecar's ingest queue (up to 512 MiB), whose heap growth it pays for\n")
+	fmt.Fprintf(w, "              beyond the sustained rate the backlog queues in the sidecar's NATS client, whose heap growth it pays for\n")
 	fmt.Fprintf(w, "loss          N - events the sidecar counted (any outcome); dropped = shadoweval_nats_dropped_messages_total; the raw subscriber lost %v\n", col(func(r runResult) float64 { return float64(r.rawLoss) }))
 	fmt.Fprintf(w, "p99 lag       shadoweval_event_lag_seconds (sidecar clock at window add - ts stamped by the publisher), from its classic buckets:\n")
-	fmt.Fprintf(w, "              max = during the flood (mostly the backlog queued for the sidecar's workers), fixed = a fresh sidecar sent %v at %.0f%% of that run's sidecar rate (loss there %v)\n", o.lagSeconds, 100*o.lagFrac, col(func(r runResult) float64 { return float64(r.pacedLoss) }))
-	fmt.Fprintf(w, "RSS           peak RSS (VmHWM) of the sidecar: over the flood (the backlog queued for the workers included; rusage max RSS after exit %v MiB),\n", col(func(r runResult) float64 { return math.Round(mib(r.maxrssKB)) }))
+	fmt.Fprintf(w, "              max = during the flood (mostly the backlog queued in the NATS client), fixed = a fresh sidecar sent %v at %.0f%% of that run's sidecar rate (loss there %v)\n", o.lagSeconds, 100*o.lagFrac, col(func(r runResult) float64 { return float64(r.pacedLoss) }))
+	fmt.Fprintf(w, "RSS           peak RSS (VmHWM) of the sidecar: over the flood (the backlog queued in the NATS client included; rusage max RSS after exit %v MiB),\n", col(func(r runResult) float64 { return math.Round(mib(r.maxrssKB)) }))
 	fmt.Fprintf(w, "              and of the fresh sidecar of the fixed-rate phase\n")
-	fmt.Fprintf(w, "CPU/ev        sidecar user+system CPU during the flood / events (all its threads: NATS reader, decode, windows, metrics, GC)\n")
+	fmt.Fprintf(w, "CPU/ev        sidecar user+system CPU during the flood / events (all its threads: NATS client, decode, windows, metrics, GC)\n")
 	fmt.Fprintf(w, "CPU/msg       the plain subscriber's CPU per message (the NATS client alone)\n")
 	if len(rs) > 0 {
 		fmt.Fprintf(w, "outcomes (run 1) %v; slow-consumer episodes %v, disconnects %v\n", rs[0].outcomes, rs[0].slow, rs[0].discon)
