@@ -43,7 +43,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	opt.Out = stdout
 	opt.Logger = newLogger(stderr, *logLevel)
-	setGC(opt.Logger)
+	setMemoryLimit(opt.Logger)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {

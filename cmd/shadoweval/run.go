@@ -60,7 +60,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	log := newLogger(stderr, cfg.Log.Level)
-	setGC(log)
+	setMemoryLimit(log)
 	app, err := sidecar.New(sidecar.Options{Config: cfg, Logger: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "shadoweval run: %v\n", err)
