@@ -153,8 +153,6 @@ func (k *checker) analysis() {
 		k.bucket("analysis.kv_bucket", b)
 	case b == k.c.Gold.KVBucket:
 		k.errf("analysis.kv_bucket", "%q is also gold.kv_bucket; analyses need a bucket of their own", b)
-	case b == k.c.Cluster.KVBucket:
-		k.errf("analysis.kv_bucket", "%q is also cluster.kv_bucket; analyses need a bucket of their own", b)
 	}
 	for _, name := range shippedCheckSets {
 		if _, ok := a.Checks[name]; !ok {

@@ -181,8 +181,6 @@ func TestAnalysisRules(t *testing.T) {
 		{"retention negative", "analysis: {retention: -5m}\n", `config.yaml:1: analysis.retention: must be > 0, got -5m`},
 		{"kv_bucket empty", "analysis:\n  kv_bucket: \"\"\n", `config.yaml:2: analysis.kv_bucket: is empty; analyses keep their checkpoints there`},
 		{"kv_bucket invalid", "analysis: {kv_bucket: 'a b'}\n", `config.yaml:1: analysis.kv_bucket: "a b" is not a valid KV bucket name (letters, digits, '_' and '-')`},
-		{"kv_bucket is the cluster's", "cluster: {kv_bucket: kv}\nanalysis: {kv_bucket: kv}\n",
-			`config.yaml:2: analysis.kv_bucket: "kv" is also cluster.kv_bucket; analyses need a bucket of their own`},
 
 		// Decoding.
 		{"checks as a list", "analysis:\n  checks: [canary]\n", `config.yaml:2: analysis.checks: want a mapping, got a list`},

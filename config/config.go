@@ -54,7 +54,6 @@ type Config struct {
 	Log                     LogConfig      `yaml:"log"`
 	Limits                  LimitsConfig   `yaml:"limits"`
 	Tracing                 TracingConfig  `yaml:"tracing"`
-	Cluster                 ClusterConfig  `yaml:"cluster"`
 
 	src *source // where the config was read from; nil when built in code
 }
@@ -182,13 +181,6 @@ type TracingConfig struct {
 	// OTEL_EXPORTER_OTLP_ENDPOINT, and with neither tracing is off.
 	Endpoint    string  `yaml:"endpoint"`
 	SampleRatio float64 `yaml:"sample_ratio"`
-}
-
-// ClusterConfig is the cluster section (SPEC §10).
-type ClusterConfig struct {
-	// KVBucket where replicas publish their window snapshots; empty means a
-	// single replica.
-	KVBucket string `yaml:"kv_bucket"`
 }
 
 // Default is the configuration with every default of SPEC §8, the shipped

@@ -87,7 +87,6 @@ func TestDefaultsMatchSpec(t *testing.T) {
 		{"limits.max_content_types", c.Limits.MaxContentTypes, 16},
 		{"tracing.endpoint", c.Tracing.Endpoint, ""},
 		{"tracing.sample_ratio", c.Tracing.SampleRatio, 0.01},
-		{"cluster.kv_bucket", c.Cluster.KVBucket, ""},
 		{"gates", c.Gates, DefaultGates()},
 		{"analysis.alpha", c.Analysis.Alpha, 0.01},
 		{"analysis.checks", c.Analysis.Checks, DefaultCheckSets()},
@@ -277,7 +276,7 @@ func TestFullConfig(t *testing.T) {
 	// The merge key copies the first gate, and the gate's own keys win.
 	chr := c.Gates[1]
 	want := Gate{Name: "chr_floor", Metric: "chr", Op: ">=", Threshold: 0.75, Window: "15m", MinSamples: 200,
-		For: Duration(5 * time.Minute), Arms: []string{"shadow", "canary"}, Severity: "page", Confidence: 0.95, Line: 73}
+		For: Duration(5 * time.Minute), Arms: []string{"shadow", "canary"}, Severity: "page", Confidence: 0.95, Line: 71}
 	if !reflect.DeepEqual(chr, want) {
 		t.Errorf("merged gate:\n%+v\nwant:\n%+v", chr, want)
 	}
@@ -406,7 +405,7 @@ func TestDefaultYAMLHasEveryKey(t *testing.T) {
 	if n < 60 {
 		t.Errorf("walked only %d keys", n)
 	}
-	for _, key := range []string{"log", "limits", "tracing", "cluster", "nats.store_dir"} {
+	for _, key := range []string{"log", "limits", "tracing", "nats.store_dir"} {
 		if !has(key) {
 			t.Errorf("DefaultYAML has no %s", key)
 		}

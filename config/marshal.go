@@ -209,7 +209,6 @@ var (
 		"limits.max_content_types":  "distinct content types tracked",
 		"tracing.endpoint":          "OTLP; empty: $OTEL_EXPORTER_OTLP_ENDPOINT, else off",
 		"tracing.sample_ratio":      "share of scored events traced",
-		"cluster.kv_bucket":         "window snapshots shared by replicas; empty: one replica",
 		"analysis.alpha":            "chance of ever failing a healthy candidate",
 		"analysis.max_active":       "analyses running at once",
 		"analysis.max_duration":     "an analysis ends this long after its start",

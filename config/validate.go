@@ -272,7 +272,6 @@ func (k *checker) gold() {
 		k.errf("gold", "no gold source: set gold.file or gold.kv_bucket")
 	}
 	k.bucket("gold.kv_bucket", g.KVBucket)
-	k.bucket("cluster.kv_bucket", k.c.Cluster.KVBucket)
 }
 
 func (k *checker) bucket(path, name string) {

@@ -178,10 +178,9 @@ func TestValidateRules(t *testing.T) {
 		{"output empty", "subjects: {alerts: ''}\n", `config.yaml:1: subjects.alerts: is empty`},
 		{"input reads output", "subjects: {answer: 'shadoweval.verdicts.*'}\n", `config.yaml:1: subjects.answer: "shadoweval.verdicts.*" also matches the output subject "shadoweval.verdicts.<arm>": the sidecar would read its own output`},
 
-		// Gold and cluster.
+		// Gold.
 		{"no gold source", "gold: {file: ''}\n", `config.yaml:1: gold: no gold source: set gold.file or gold.kv_bucket`},
 		{"gold bucket name", "gold: {kv_bucket: 'a b'}\n", `config.yaml:1: gold.kv_bucket: "a b" is not a valid KV bucket name (letters, digits, '_' and '-')`},
-		{"cluster bucket name", "cluster:\n  kv_bucket: 'x.y'\n", `config.yaml:2: cluster.kv_bucket: "x.y" is not a valid KV bucket name (letters, digits, '_' and '-')`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
