@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/shadoweval/shadoweval/sidecar/pycompat"
+	"github.com/shadoweval/shadoweval/internal/pycompat"
 )
 
 // RefusalToken is the only correct answer to an unanswerable question.

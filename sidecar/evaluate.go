@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/shadoweval/shadoweval/sidecar/pycompat"
+	"github.com/shadoweval/shadoweval/internal/pycompat"
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/window"
 )

@@ -3,7 +3,7 @@ package sidecar
 import (
 	"fmt"
 
-	"github.com/shadoweval/shadoweval/sidecar/pycompat"
+	"github.com/shadoweval/shadoweval/internal/pycompat"
 )
 
 // LambdaState is the λ state a run reports in lambda_state.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/shadoweval/shadoweval/sidecar/pycompat"
+	"github.com/shadoweval/shadoweval/internal/pycompat"
 )
 
 // Triage labels of seed 004 (SPEC §3 "Triage label").

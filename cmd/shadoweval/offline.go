@@ -11,8 +11,8 @@ import (
 	"runtime/debug"
 	"strconv"
 
+	"github.com/shadoweval/shadoweval/internal/pycompat"
 	"github.com/shadoweval/shadoweval/sidecar/offline"
-	"github.com/shadoweval/shadoweval/sidecar/pycompat"
 	"github.com/shadoweval/shadoweval/stream/gen"
 )
 

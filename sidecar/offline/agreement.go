@@ -12,8 +12,8 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/shadoweval/shadoweval/internal/pycompat"
 	"github.com/shadoweval/shadoweval/sidecar"
-	"github.com/shadoweval/shadoweval/sidecar/pycompat"
 )
 
 // Defaults of the seed 003 reference scorer (cross_agent_consistency.py).

@@ -7,8 +7,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/shadoweval/shadoweval/internal/pycompat"
 	"github.com/shadoweval/shadoweval/sidecar"
-	"github.com/shadoweval/shadoweval/sidecar/pycompat"
 )
 
 // The fuzz targets feed arbitrary bytes to each decoder. Malformed input

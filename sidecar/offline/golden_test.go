@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/shadoweval/shadoweval/sidecar/pycompat"
+	"github.com/shadoweval/shadoweval/internal/pycompat"
 )
 
 // Golden cases live in testdata/agreement/<case> and testdata/triage/<case>.

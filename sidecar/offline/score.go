@@ -11,8 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/shadoweval/shadoweval/internal/pycompat"
 	"github.com/shadoweval/shadoweval/sidecar"
-	"github.com/shadoweval/shadoweval/sidecar/pycompat"
 	"github.com/shadoweval/shadoweval/stream"
 )
 

@@ -10,8 +10,8 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/shadoweval/shadoweval/internal/pycompat"
 	"github.com/shadoweval/shadoweval/sidecar"
-	"github.com/shadoweval/shadoweval/sidecar/pycompat"
 )
 
 // chunkText is the winning entry of a chunk id in chunks.json.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shadoweval/shadoweval/sidecar/pycompat"
+	"github.com/shadoweval/shadoweval/internal/pycompat"
 )
 
 func TestDecodeTraceLine(t *testing.T) {
