@@ -88,6 +88,19 @@ func MetricKind(name string, ks []int) (Kind, bool) {
 	return 0, false
 }
 
+// KindOf is the kind of a metric name whatever k it carries (recall_at_7
+// is a Proportion even where k lists no 7); 0 for a name that is no metric.
+func KindOf(name string) Kind {
+	ks := DefaultKs
+	if i := strings.LastIndexByte(name, '_'); i >= 0 {
+		if k, err := strconv.Atoi(name[i+1:]); err == nil && k > 0 {
+			ks = []int{k}
+		}
+	}
+	kind, _ := MetricKind(name, ks)
+	return kind
+}
+
 // MetricNames lists every metric reported with the cut-offs ks, in a stable
 // order: the fixed ones, the per-k ones by k, then the triage shares.
 func MetricNames(ks []int) []string {

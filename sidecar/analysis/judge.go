@@ -169,7 +169,7 @@ func ptr(v float64) *float64 { return &v }
 // meet, the arm's quality has moved during the analysis, and the sequence
 // now is judged alone.
 func judgeCheck(c config.AnalysisCheck, r *CheckResult, a *arms, level float64, run Bound) {
-	kind, _ := window.MetricKind(c.Metric, []int{metricK(c.Metric)})
+	kind := window.KindOf(c.Metric)
 	var iv confseq.Interval
 	var est float64
 	comparison := !c.Absolute()
@@ -262,16 +262,6 @@ func decide(c config.AnalysisCheck, lowerBetter bool, iv confseq.Interval) (Verd
 		return Pass, "arm − baseline in " + span + ", entirely above −" + f(t)
 	}
 	return Inconclusive, "arm − baseline in " + span + ", straddles −" + f(t)
-}
-
-// metricK is the k a metric name carries (recall_at_5 → 5), or 5.
-func metricK(name string) int {
-	if i := strings.LastIndexByte(name, '_'); i >= 0 {
-		if k, err := strconv.Atoi(name[i+1:]); err == nil && k > 0 {
-			return k
-		}
-	}
-	return 5
 }
 
 // oneSampleMargin is where a one-sample boundary is tuned to be tightest:

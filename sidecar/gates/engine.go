@@ -154,21 +154,9 @@ func New(gates []config.Gate, src Source) *Engine {
 	for i := range e.gates {
 		g := &e.gates[i]
 		g.Arms = slices.Clone(g.Arms)
-		e.kinds[i] = metricKind(g.Metric)
+		e.kinds[i] = window.KindOf(g.Metric)
 	}
 	return e
-}
-
-// metricKind is the kind of a metric name, whatever k it carries.
-func metricKind(name string) window.Kind {
-	ks := window.DefaultKs
-	if i := strings.LastIndexByte(name, '_'); i >= 0 {
-		if k, err := strconv.Atoi(name[i+1:]); err == nil && k > 0 {
-			ks = []int{k}
-		}
-	}
-	kind, _ := window.MetricKind(name, ks)
-	return kind
 }
 
 // Gates returns the engine's gates.
