@@ -9,7 +9,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/shadoweval/shadoweval/sidecar/pycompat"
+	"github.com/shadoweval/shadoweval/internal/pycompat"
 )
 
 // blockSize is how much of a file one worker decodes at a time: large enough
