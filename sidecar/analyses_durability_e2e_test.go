@@ -183,18 +183,8 @@ func TestAnalysisJetStreamKillRestart(t *testing.T) {
 		}
 		return ""
 	})
-	a.kill()
-	killedAt := published.Load()
-	poll(t, "more events published while A is dead", func() string {
-		if n := published.Load(); n < killedAt+int64(len(pubs))/5 && n < int64(len(pubs)) {
-			return fmt.Sprintf("%d published", n)
-		}
-		return ""
-	})
-	a = startSidecarProcess(t, "sidecar A (restarted)", cfgA)
-	if err := <-pubErr; err != nil {
-		t.Fatal(err)
-	}
+	var killedAt int64
+	a, killedAt = killWhilePublishing(t, a, cfgA, &published, len(pubs), pubErr)
 	t.Logf("A killed with %+v events in its analysis, %d of %d messages published", before.Events, killedAt, len(pubs))
 
 	// Every message applied (the windows count each once), then compare.

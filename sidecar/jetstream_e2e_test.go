@@ -497,18 +497,8 @@ func TestJetStreamKillRestart(t *testing.T) {
 		}
 		return ""
 	})
-	a.kill()
-	killedAt := published.Load()
-	poll(t, "more events published while A is dead", func() string {
-		if n := published.Load(); n < killedAt+int64(len(pubs))/5 && n < int64(len(pubs)) {
-			return fmt.Sprintf("%d published", n)
-		}
-		return ""
-	})
-	a = startSidecarProcess(t, "sidecar A (restarted)", cfgA)
-	if err := <-pubErr; err != nil {
-		t.Fatal(err)
-	}
+	var killedAt int64
+	a, killedAt = killWhilePublishing(t, a, cfgA, &published, len(pubs), pubErr)
 	t.Logf("A killed after %d of %d messages were published", killedAt, len(pubs))
 
 	a.waitExpected("A", want)
@@ -577,4 +567,26 @@ func TestJetStreamKillRestart(t *testing.T) {
 	if counted != rejected {
 		t.Errorf("A counted %v rejected events, want %v", counted, rejected)
 	}
+}
+
+// killWhilePublishing kills sidecar a (kill -9) while a publisher goes on,
+// waits until a fifth more of the total messages are published (or all),
+// starts a again from cfgPath and waits for the publisher to finish. It
+// returns the new process and how many messages were published at the
+// kill.
+func killWhilePublishing(t *testing.T, a *sidecarProcess, cfgPath string, published *atomic.Int64, total int, pubErr <-chan error) (*sidecarProcess, int64) {
+	t.Helper()
+	a.kill()
+	killedAt := published.Load()
+	poll(t, "more events published while A is dead", func() string {
+		if n := published.Load(); n < killedAt+int64(total)/5 && n < int64(total) {
+			return fmt.Sprintf("%d published", n)
+		}
+		return ""
+	})
+	a = startSidecarProcess(t, "sidecar A (restarted)", cfgPath)
+	if err := <-pubErr; err != nil {
+		t.Fatal(err)
+	}
+	return a, killedAt
 }
