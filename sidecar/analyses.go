@@ -65,7 +65,7 @@ func (a *App) observeAnalyses(o *window.Observation, now time.Time) {
 		t = now
 	}
 	// The windows accepted o, and they check it as the analyses do.
-	err := a.analyses.m.Observe(o, t)
+	err := a.analyses.m.ObserveAccepted(o, t)
 	if err != nil {
 		a.log.Warn("observation refused by an analysis", "arm", o.Arm, "err", err)
 	}

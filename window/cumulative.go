@@ -29,22 +29,17 @@ type Cumulative struct {
 	l       layout
 	ks      []int
 	minRuns int
-	c       *cell
-	// λ: one slot per qid seen, holding its group still short of minRuns
-	// runs. A qid's slot is found by its QIDKey through dense when the
-	// caller numbers qids, else (and for groups restored from a
-	// checkpoint, until their qid shows up) by its hash through byHash.
-	slots  []lamSlot
-	dense  []int32 // QIDKey → slot + 1
-	byHash map[uint64]int32
-	lam    lamCounts
-}
-
-// lamSlot is one qid's group still short of minRuns runs, keyed for
-// checkpoints by the hash of its qid.
-type lamSlot struct {
-	hash uint64
-	lamSum
+	c       *cell // its own counts; see Shared for an attached one
+	// λ: each qid's group still short of minRuns runs, in column col of
+	// sh's table: a private one, or the arm's Shared once attached.
+	sh  *Shared
+	col int
+	lam lamCounts
+	// Attached only: sh.tot when last folded in (mark), the events of tot
+	// not taken since (ex), and whether a ΔS-cited value was taken since
+	// (bounded): the minimum and maximum are kept by the taker, in c.
+	mark, ex *cell
+	bounded  bool
 }
 
 // maxGroupRuns caps the runs of an analysis' λ group (lambda.min_runs).
@@ -58,7 +53,56 @@ const maxDenseQIDKey = 1 << 22
 // groups of minRuns runs (at least 1).
 func NewCumulative(ks []int, minRuns int) *Cumulative {
 	l := newLayout(len(ks))
-	return &Cumulative{l: l, ks: slices.Clone(ks), minRuns: min(max(minRuns, 1), maxGroupRuns), c: newCell(&l), byHash: map[uint64]int32{}}
+	own := &Shared{LambdaTable: LambdaTable{byHash: map[uint64]int32{}}}
+	return &Cumulative{l: l, ks: slices.Clone(ks), minRuns: min(max(minRuns, 1), maxGroupRuns), c: newCell(&l), sh: own, col: own.column()}
+}
+
+// attached reports whether cu follows an arm's Shared.
+func (cu *Cumulative) attached() bool { return cu.sh != nil && cu.sh.tot != nil }
+
+// AttachTo makes cu follow sh, the arm's shared state (same cut-offs):
+// from now on an event reaches it through sh (Shared.Add, AddRuns,
+// Exclude), and its open λ groups move into a column of sh's table.
+func (cu *Cumulative) AttachTo(sh *Shared) {
+	if cu.sh == sh {
+		return
+	}
+	cu.Detach()
+	own, ownCol := cu.sh, cu.col
+	cu.sh, cu.col = sh, sh.column()
+	own.open(ownCol, func(hash uint64, g *lamSum) { *sh.group(sh.rowByHash(hash), cu.col) = *g })
+	cu.mark, cu.ex, cu.bounded = cu.mark.copyCounts(sh.tot), nil, false
+}
+
+// Detach folds in what cu gained through its Shared and leaves it: its
+// open λ groups move to a table of its own, and its column is given back.
+func (cu *Cumulative) Detach() {
+	if !cu.attached() {
+		return
+	}
+	cu.fold()
+	own := &Shared{LambdaTable: LambdaTable{byHash: map[uint64]int32{}}}
+	col := own.column()
+	cu.sh.open(cu.col, func(hash uint64, g *lamSum) { *own.group(own.rowByHash(hash), col) = *g })
+	cu.sh.release(cu.col)
+	cu.sh, cu.col, cu.mark, cu.ex = own, col, nil, nil
+}
+
+// fold brings c up to date: what sh.tot gained since the mark, less the
+// excluded events. Every read folds first.
+func (cu *Cumulative) fold() {
+	if !cu.attached() {
+		return
+	}
+	tot, mark := cu.sh.tot, cu.mark
+	addCells(cu.c, tot, 1)
+	addCells(cu.c, mark, -1)
+	if cu.ex != nil {
+		addCells(cu.c, cu.ex, -1)
+		cu.ex.reset()
+	}
+	cu.mark = mark.copyCounts(tot)
+	cu.bounded = false
 }
 
 // Prepared is an observation checked and digested once, to be added to
@@ -86,10 +130,20 @@ func Prepare(o *Observation, nk int, p *Prepared) error {
 	if err := validate(o, nk); err != nil {
 		return err
 	}
+	return PrepareAccepted(o, nk, p)
+}
+
+// PrepareAccepted is Prepare for an observation that Windows.Add accepted
+// with nk cut-offs, which checks it as Prepare does: the check is not
+// repeated.
+func PrepareAccepted(o *Observation, nk int, p *Prepared) error {
 	if nk > 32 {
 		return invalidf("%d cut-offs, at most 32", nk)
 	}
-	*p = Prepared{lambda: inLambda(o), run: o.Lambda, qidKey: o.QIDKey}
+	// Field by field: the lists are read only up to their lengths, and
+	// clearing them would cost more than the rest.
+	p.lambda, p.run, p.qidKey, p.hash = inLambda(o), o.Lambda, o.QIDKey, 0
+	p.cited, p.citedIdx, p.citedVal, p.anchor, p.nInc, p.nSum = false, 0, 0, 0, 0, 0
 	// The counters of cell.addCounts, as a list.
 	l := newLayout(nk)
 	inc := func(i int) { p.inc[p.nInc] = uint16(i); p.nInc++ }
@@ -184,51 +238,84 @@ func (cu *Cumulative) Add(o *Observation) error {
 // accumulator keeps no retrieved ΔS: no analysis judges its quantiles, and
 // its sketch is the dearest part of an event.
 func (cu *Cumulative) AddPrepared(p *Prepared) {
-	cnt := cu.c.cnt
+	cu.fold() // an attached one's own cited bounds need its folded count
+	cu.addCounts(p)
+	if p.lambda {
+		cu.addRun(cu.sh.row(p.qidKey, p.hash), p)
+	}
+}
+
+// AddRuns completes Shared.Add for the accumulators of cus that take the
+// observation, all attached to that Shared: each gets its λ run (the qid's
+// row is found once for all) and its ΔS-cited bounds.
+func AddRuns(cus []*Cumulative, p *Prepared) {
+	if len(cus) == 0 {
+		return
+	}
+	var r int32
+	if p.lambda {
+		r = cus[0].sh.row(p.qidKey, p.hash)
+	}
+	for _, cu := range cus {
+		if p.cited {
+			cu.bound(p.citedVal)
+		}
+		if p.lambda {
+			cu.addRun(r, p)
+		}
+	}
+}
+
+// Exclude takes an observation added to cu's Shared back out of cu, which
+// does not take it (it falls before cu's analysis began).
+func (cu *Cumulative) Exclude(p *Prepared) {
+	if !cu.attached() {
+		return
+	}
+	if cu.ex == nil {
+		cu.ex = newCell(&cu.l)
+	}
+	addCounts(cu.ex, p)
+}
+
+// bound keeps the minimum and maximum of the ΔS-cited values taken.
+func (cu *Cumulative) bound(v float64) {
+	d := &cu.c.cited
+	v = max(0, min(v, 1))
+	if d.n == 0 && !cu.bounded {
+		d.min, d.max, cu.bounded = v, v, true
+		return
+	}
+	d.min, d.max, cu.bounded = min(d.min, v), max(d.max, v), true
+}
+
+func (cu *Cumulative) addCounts(p *Prepared) { addCounts(cu.c, p) }
+
+// addCounts adds a prepared observation's counts, sums and ΔS-cited value
+// to c.
+func addCounts(c *cell, p *Prepared) {
+	cnt := c.cnt
 	for _, i := range p.inc[:p.nInc] {
 		cnt[i]++
 	}
 	cnt[cAnchorSum] += p.anchor
 	for j, i := range p.sumIdx[:p.nSum] {
-		cu.c.sums[i].addUnits(p.sumAdd[j])
+		c.sums[i].addUnits(p.sumAdd[j])
 	}
 	if p.cited {
-		cu.c.cited.addIndex(p.citedIdx, p.citedVal)
+		c.cited.addIndex(p.citedIdx, p.citedVal)
 	}
-	if !p.lambda {
-		return
-	}
-	g := &cu.slots[cu.slotOf(p.qidKey, p.hash)].lamSum
+}
+
+// addRun adds the observation's run to cu's group in row r, and judges the
+// group once it has minRuns runs.
+func (cu *Cumulative) addRun(r int32, p *Prepared) {
+	g := cu.sh.group(r, cu.col)
 	g.add(p.run)
 	if int(g.runs) >= cu.minRuns {
 		cu.lam.count(g.eval(cu.minRuns))
 		*g = lamSum{}
 	}
-}
-
-// slotOf finds or makes the λ slot of a qid.
-func (cu *Cumulative) slotOf(key uint32, hash uint64) int32 {
-	dense := key != 0 && key < maxDenseQIDKey
-	if dense && int(key) < len(cu.dense) && cu.dense[key] != 0 {
-		return cu.dense[key] - 1
-	}
-	j, ok := cu.byHash[hash]
-	if !ok {
-		j = int32(len(cu.slots))
-		cu.slots = append(cu.slots, lamSlot{hash: hash})
-		if !dense {
-			cu.byHash[hash] = j
-		}
-	} else if dense {
-		delete(cu.byHash, hash) // found from now on through dense
-	}
-	if dense {
-		if int(key) >= len(cu.dense) {
-			cu.dense = slices.Grow(cu.dense, int(key)+1-len(cu.dense))[:int(key)+1]
-		}
-		cu.dense[key] = j + 1
-	}
-	return j
 }
 
 // qidHash keys a qid's λ group in checkpoints: a 64-bit FNV-1a of the qid
@@ -257,16 +344,21 @@ func (cu *Cumulative) AddPair(p *PairObservation) error {
 
 // Metrics computes every metric of MetricNames over what was added.
 func (cu *Cumulative) Metrics() map[string]Value {
+	cu.fold()
 	return computeMetrics(&cu.l, cu.ks, cu.c, cu.lam)
 }
 
 // CitedCount is the number of ΔS-cited values added.
-func (cu *Cumulative) CitedCount() int64 { return cu.c.cited.n }
+func (cu *Cumulative) CitedCount() int64 {
+	cu.fold()
+	return cu.c.cited.n
+}
 
 // CitedOrderStat estimates the i-th smallest ΔS-cited value (0-based,
 // clamped to [0, CitedCount()-1]) within the sketch's relative accuracy;
 // 0 when there is none.
 func (cu *Cumulative) CitedOrderStat(i float64) float64 {
+	cu.fold()
 	d := &cu.c.cited
 	if d.n == 0 {
 		return 0
@@ -278,6 +370,7 @@ func (cu *Cumulative) CitedOrderStat(i float64) float64 {
 // CitedQuantile is the q-quantile of the ΔS-cited values, interpolated as
 // the windows' delta_s_median and delta_s_p90 are; 0 when there is none.
 func (cu *Cumulative) CitedQuantile(q float64) float64 {
+	cu.fold()
 	if cu.c.cited.n == 0 {
 		return 0
 	}
@@ -291,33 +384,20 @@ func (cu *Cumulative) Merge(o *Cumulative) error {
 	if !slices.Equal(cu.ks, o.ks) || cu.minRuns != o.minRuns {
 		return fmt.Errorf("window: merging accumulators of k %v and %v, groups of %d and %d runs", cu.ks, o.ks, cu.minRuns, o.minRuns)
 	}
+	cu.fold()
+	o.fold()
 	cu.c.merge(o.c, true, false)
 	cu.lam.complete += o.lam.complete
 	cu.lam.convergent += o.lam.convergent
 	cu.lam.flips += o.lam.flips
-	mine := make(map[uint64]int32, len(cu.slots))
-	for j := range cu.slots {
-		mine[cu.slots[j].hash] = int32(j)
-	}
-	for k := range o.slots {
-		os := &o.slots[k]
-		if os.runs == 0 {
-			continue
-		}
-		j, ok := mine[os.hash]
-		if !ok {
-			j = int32(len(cu.slots))
-			cu.slots = append(cu.slots, lamSlot{hash: os.hash})
-			cu.byHash[os.hash] = j
-			mine[os.hash] = j
-		}
-		g := &cu.slots[j].lamSum
-		g.merge(&os.lamSum)
+	o.sh.open(o.col, func(hash uint64, og *lamSum) {
+		g := cu.sh.group(cu.sh.rowByHash(hash), cu.col)
+		g.merge(og)
 		if int(g.runs) >= cu.minRuns {
 			cu.lam.count(g.eval(cu.minRuns))
 			*g = lamSum{}
 		}
-	}
+	})
 	return nil
 }
 
@@ -389,19 +469,16 @@ func (cu *Cumulative) MarshalJSON() ([]byte, error) { return cu.marshal(true) }
 func (cu *Cumulative) MarshalWithoutOpenGroups() ([]byte, error) { return cu.marshal(false) }
 
 func (cu *Cumulative) marshal(open bool) ([]byte, error) {
+	cu.fold()
 	s := cumulativeState{Ks: cu.ks, MinRuns: cu.minRuns, Counts: cu.c.cnt, Cited: cu.c.cited.state(), Ret: cu.c.ret.state(),
 		Lambda: [3]int64{cu.lam.complete, cu.lam.convergent, cu.lam.flips}}
 	for _, v := range cu.c.sums {
 		s.Sums = append(s.Sums, [2]uint64{v.hi, v.lo})
 	}
 	if open {
-		var slots []*lamSlot
-		for j := range cu.slots {
-			if cu.slots[j].runs > 0 {
-				slots = append(slots, &cu.slots[j])
-			}
-		}
-		slices.SortFunc(slots, func(a, b *lamSlot) int { return cmp.Compare(a.hash, b.hash) })
+		var slots []lamSlot
+		cu.sh.open(cu.col, func(hash uint64, g *lamSum) { slots = append(slots, lamSlot{hash, *g}) })
+		slices.SortFunc(slots, func(a, b lamSlot) int { return cmp.Compare(a.hash, b.hash) })
 		s.Open = make([]byte, 0, len(slots)*openGroupSize)
 		for _, g := range slots {
 			s.Open = binary.LittleEndian.AppendUint64(s.Open, g.hash)
@@ -462,12 +539,22 @@ func (cu *Cumulative) UnmarshalJSON(b []byte) error {
 		if g.runs < 1 || int64(g.runs) >= int64(s.MinRuns) || g.stated > g.runs || g.notArrow > g.stated || g.back > g.notArrow || g.refused > g.runs || b[36] > 1 {
 			return fmt.Errorf("window: accumulator: open λ group %+v", g)
 		}
-		if _, dup := fresh.byHash[g.hash]; dup {
+		if _, dup := fresh.sh.byHash[g.hash]; dup {
 			return fmt.Errorf("window: accumulator: open λ group %d twice", g.hash)
 		}
-		fresh.byHash[g.hash] = int32(len(fresh.slots))
-		fresh.slots = append(fresh.slots, g)
+		*fresh.sh.group(fresh.sh.rowByHash(g.hash), fresh.col) = g.lamSum
+	}
+	if cu.attached() { // stay attached, from the restored state
+		sh := cu.sh
+		sh.release(cu.col)
+		fresh.AttachTo(sh)
 	}
 	*cu = *fresh
 	return nil
+}
+
+// lamSlot is one qid's open group, keyed for checkpoints by its qid's hash.
+type lamSlot struct {
+	hash uint64
+	lamSum
 }

@@ -25,6 +25,13 @@ func (s *fixedSum) addUnits(u uint64) {
 	s.hi += carry
 }
 
+// sub takes o away from s (o was merged into s before).
+func (s *fixedSum) sub(o fixedSum) {
+	var borrow uint64
+	s.lo, borrow = bits.Sub64(s.lo, o.lo, 0)
+	s.hi -= o.hi + borrow
+}
+
 func (s *fixedSum) merge(o fixedSum) {
 	var carry uint64
 	s.lo, carry = bits.Add64(s.lo, o.lo, 0)

@@ -29,6 +29,7 @@
 package analysis
 
 import (
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -106,10 +107,13 @@ type Analysis struct {
 	events    Samples
 	ended     time.Time
 	endReason string
-	history   []Point
-	step      int // keep one judgement of every step for the history
-	tick      int
-	last      Verdict // of the last Judge, for change detection
+	// The start and end (MaxInt64 while running) in Unix nanoseconds, for
+	// the check every event makes.
+	startNs, endNs int64
+	history        []Point
+	step           int // keep one judgement of every step for the history
+	tick           int
+	last           Verdict // of the last Judge, for change detection
 	// run holds each check's running intersection, narrowed once per
 	// narrowEvery seconds of event time: the first event of a later period
 	// than any seen (lastPeriod) narrows it with the sequences before
@@ -125,33 +129,29 @@ func newAnalysis(mu *sync.Mutex, spec Spec, checks []config.AnalysisCheck, alpha
 		mu: mu, spec: spec, checks: slices.Clone(checks), alpha: alpha,
 		cand: window.NewCumulative(ks, minRuns), base: window.NewCumulative(ks, minRuns),
 		step: 1, run: make([]Bound, len(checks)),
+		startNs: spec.Start.UnixNano(), endNs: math.MaxInt64,
 	}
 }
 
 // Spec returns what the analysis was started with.
 func (an *Analysis) Spec() Spec { return an.spec }
 
-// observeLocked adds p, an observation of arm at event time t, to the
-// side(s) of the analysis that arm is; nothing when t is before the start
-// or at or after the end. The caller holds an.mu.
-func (an *Analysis) observeLocked(arm string, p *window.Prepared, t time.Time) {
-	if t.Before(an.spec.Start) || !an.ended.IsZero() && !t.Before(an.ended) {
-		return
+// takesLocked reports whether an observation at event time ns (Unix
+// nanoseconds), in narrowing period period, falls in the analysis' time:
+// at or after its start, before its end. Before taking the first one of a
+// later period it narrows the running intersection. The caller holds
+// an.mu.
+func (an *Analysis) takesLocked(ns, period int64) bool {
+	if ns < an.startNs || ns >= an.endNs {
+		return false
 	}
-	if period := t.Unix() / narrowEvery; period > an.lastPeriod {
+	if period > an.lastPeriod {
 		if an.lastPeriod != 0 {
 			an.narrowLocked()
 		}
 		an.lastPeriod = period
 	}
-	if arm == an.spec.Arm {
-		an.cand.AddPrepared(p)
-		an.events.Arm++
-	}
-	if arm == an.spec.Baseline {
-		an.base.AddPrepared(p)
-		an.events.Baseline++
-	}
+	return true
 }
 
 func (an *Analysis) observePair(p *window.PairObservation, t time.Time) error {
@@ -252,6 +252,7 @@ func (an *Analysis) end(t time.Time, reason string) bool {
 		return false
 	}
 	an.ended, an.endReason = t, reason
+	an.endNs = t.UnixNano()
 	return true
 }
 

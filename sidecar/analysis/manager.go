@@ -48,16 +48,20 @@ type Manager struct {
 
 	mu   sync.RWMutex
 	byID map[string]*Analysis
-	// acc guards every analysis' state (Analysis.mu).
+	// acc guards every analysis' state (Analysis.mu) and lambdas.
 	acc sync.Mutex
+	// shared holds, per arm, what the running analyses reading it share
+	// (window.Shared): an event is counted once for all of them, and its
+	// qid's λ groups are found once.
+	shared map[string]*window.Shared
 	// route maps an arm to the running analyses that read it; replaced on
 	// every start and end, so Observe reads it without a lock.
-	route atomic.Pointer[map[string][]*Analysis]
+	route atomic.Pointer[map[string]*armRoute]
 }
 
 // NewManager returns a Manager with no analysis.
 func NewManager(opt Options) *Manager {
-	m := &Manager{cfg: opt.Config, ks: slices.Clone(opt.Ks), minRuns: opt.MinRuns, persist: opt.Persist, byID: map[string]*Analysis{}}
+	m := &Manager{cfg: opt.Config, ks: slices.Clone(opt.Ks), minRuns: opt.MinRuns, persist: opt.Persist, byID: map[string]*Analysis{}, shared: map[string]*window.Shared{}}
 	if m.cfg.Checks == nil {
 		m.cfg.Checks = config.DefaultCheckSets()
 	}
@@ -67,7 +71,7 @@ func NewManager(opt Options) *Manager {
 	if m.cfg.MaxActive <= 0 {
 		m.cfg.MaxActive = config.DefaultAnalysisMaxActive
 	}
-	empty := map[string][]*Analysis{}
+	empty := map[string]*armRoute{}
 	m.route.Store(&empty)
 	return m
 }
@@ -175,6 +179,12 @@ func (m *Manager) Restore(s Saved) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if old, ok := m.byID[s.Spec.ID]; ok {
+		m.acc.Lock()
+		old.cand.Detach()
+		old.base.Detach()
+		m.acc.Unlock()
+	}
 	m.byID[s.Spec.ID] = an
 	m.rerouteLocked()
 	return nil
@@ -190,16 +200,54 @@ func (m *Manager) activeLocked() int {
 	return n
 }
 
-// rerouteLocked rebuilds the arm → analyses table from the running ones.
+// armRoute is what an observation of one arm reaches: each side of a
+// running analysis that the arm is, and the arm's Shared they follow.
+type armRoute struct {
+	sides []side
+	sh    *window.Shared
+}
+
+type side struct {
+	an   *Analysis
+	cu   *window.Cumulative
+	cand bool
+}
+
+// rerouteLocked rebuilds the arm → analyses table from the running ones,
+// attaches them to their arms' Shared and detaches the ended ones.
 func (m *Manager) rerouteLocked() {
-	route := map[string][]*Analysis{}
+	m.acc.Lock()
+	defer m.acc.Unlock()
 	for _, an := range m.byID {
-		if !an.endedAt().IsZero() {
-			continue
+		if !an.ended.IsZero() {
+			an.cand.Detach()
+			an.base.Detach()
 		}
-		route[an.spec.Arm] = append(route[an.spec.Arm], an)
-		route[an.spec.Baseline] = append(route[an.spec.Baseline], an)
 	}
+	route := map[string]*armRoute{}
+	add := func(arm string, s side) {
+		r := route[arm]
+		if r == nil {
+			r = &armRoute{sh: m.shared[arm]}
+			if r.sh == nil {
+				r.sh = window.NewShared(m.ks)
+			}
+			route[arm] = r
+		}
+		s.cu.AttachTo(r.sh)
+		r.sides = append(r.sides, s)
+	}
+	for _, an := range m.byID {
+		if an.ended.IsZero() {
+			add(an.spec.Arm, side{an, an.cand, true})
+			add(an.spec.Baseline, side{an, an.base, false})
+		}
+	}
+	shared := map[string]*window.Shared{}
+	for arm, r := range route {
+		shared[arm] = r.sh
+	}
+	m.shared = shared
 	m.route.Store(&route)
 }
 
@@ -265,24 +313,63 @@ func (m *Manager) End(id string, now time.Time) (*Analysis, bool) {
 // reads its arm. An invalid observation is refused, and no analysis takes
 // it.
 func (m *Manager) Observe(o *window.Observation, t time.Time) error {
+	return m.observe(o, t, window.Prepare)
+}
+
+// ObserveAccepted is Observe for an observation the windows accepted,
+// which check it as Observe does.
+func (m *Manager) ObserveAccepted(o *window.Observation, t time.Time) error {
+	return m.observe(o, t, window.PrepareAccepted)
+}
+
+func (m *Manager) observe(o *window.Observation, t time.Time, prepare func(*window.Observation, int, *window.Prepared) error) error {
 	arm := o.Arm
 	if arm == "" {
 		arm = window.DefaultArm
 	}
-	ans := (*m.route.Load())[arm]
-	if len(ans) == 0 {
+	routes := m.route.Load()
+	r := (*routes)[arm]
+	if r == nil {
 		return nil
 	}
 	// Checked and digested once for all of them.
 	var p window.Prepared
-	if err := window.Prepare(o, len(m.ks), &p); err != nil {
+	if err := prepare(o, len(m.ks), &p); err != nil {
 		return err
 	}
+	// Counted once in the arm's Shared, which the accumulators of every
+	// analysis reading the arm follow; those that do not take it (it is
+	// outside their time) exclude it. Narrowing, in takesLocked, reads the
+	// accumulators before the event.
+	var takeBuf, skipBuf [16]*window.Cumulative
+	take, skip := takeBuf[:0], skipBuf[:0]
+	ns, period := t.UnixNano(), t.Unix()/narrowEvery
 	m.acc.Lock()
-	for _, an := range ans {
-		an.observeLocked(arm, &p, t)
+	defer m.acc.Unlock()
+	// rerouteLocked attaches and detaches under acc: a route replaced
+	// since it was read is read again, so that it and its Shared agree.
+	if now := m.route.Load(); now != routes {
+		if r = (*now)[arm]; r == nil {
+			return nil
+		}
 	}
-	m.acc.Unlock()
+	for _, s := range r.sides {
+		if !s.an.takesLocked(ns, period) {
+			skip = append(skip, s.cu)
+			continue
+		}
+		take = append(take, s.cu)
+		if s.cand {
+			s.an.events.Arm++
+		} else {
+			s.an.events.Baseline++
+		}
+	}
+	r.sh.Add(&p)
+	window.AddRuns(take, &p)
+	for _, cu := range skip {
+		cu.Exclude(&p)
+	}
 	return nil
 }
 
@@ -294,8 +381,12 @@ func (m *Manager) ObservePair(p *window.PairObservation, t time.Time) error {
 	}
 	q := *p
 	q.Arm = arm
-	for _, an := range (*m.route.Load())[arm] {
-		if err := an.observePair(&q, t); err != nil {
+	r := (*m.route.Load())[arm]
+	if r == nil {
+		return nil
+	}
+	for _, s := range r.sides {
+		if err := s.an.observePair(&q, t); err != nil {
 			return err
 		}
 	}

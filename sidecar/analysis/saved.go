@@ -75,6 +75,9 @@ func (an *Analysis) Save(mode SaveMode) (Saved, error) {
 // load restores what Save wrote into a fresh analysis.
 func (an *Analysis) load(s Saved) error {
 	an.ended, an.endReason = s.Ended, s.EndReason
+	if !s.Ended.IsZero() {
+		an.endNs = s.Ended.UnixNano()
+	}
 	if len(s.Candidate) == 0 && len(s.Baseline) == 0 {
 		return nil
 	}
