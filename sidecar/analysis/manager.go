@@ -313,16 +313,16 @@ func (m *Manager) End(id string, now time.Time) (*Analysis, bool) {
 // reads its arm. An invalid observation is refused, and no analysis takes
 // it.
 func (m *Manager) Observe(o *window.Observation, t time.Time) error {
-	return m.observe(o, t, window.Prepare)
+	return m.observe(o, t, false)
 }
 
 // ObserveAccepted is Observe for an observation the windows accepted,
 // which check it as Observe does.
 func (m *Manager) ObserveAccepted(o *window.Observation, t time.Time) error {
-	return m.observe(o, t, window.PrepareAccepted)
+	return m.observe(o, t, true)
 }
 
-func (m *Manager) observe(o *window.Observation, t time.Time, prepare func(*window.Observation, int, *window.Prepared) error) error {
+func (m *Manager) observe(o *window.Observation, t time.Time, accepted bool) error {
 	arm := o.Arm
 	if arm == "" {
 		arm = window.DefaultArm
@@ -334,7 +334,14 @@ func (m *Manager) observe(o *window.Observation, t time.Time, prepare func(*wind
 	}
 	// Checked and digested once for all of them.
 	var p window.Prepared
-	if err := prepare(o, len(m.ks), &p); err != nil {
+	// Direct calls: through a func value, p would escape to the heap.
+	var err error
+	if accepted {
+		err = window.PrepareAccepted(o, len(m.ks), &p)
+	} else {
+		err = window.Prepare(o, len(m.ks), &p)
+	}
+	if err != nil {
 		return err
 	}
 	// Counted once in the arm's Shared, which the accumulators of every
