@@ -246,8 +246,9 @@ func Parse(data []byte, name string) (*Config, error) {
 	d := newDecoder(name)
 	d.document(data, &c)
 	if len(d.errs) > 0 {
-		return nil, joinErrors(d.errs)
+		return nil, d.err()
 	}
+	d.noteLines(&c)
 	c.src = &source{file: name, lines: d.lines}
 	c.fillGateDefaults()
 	c.fillAnalysisDefaults()
@@ -335,15 +336,15 @@ func (d Duration) String() string { return FormatDuration(time.Duration(d)) }
 // MarshalYAML writes the duration as a string, "5m".
 func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
 
-// UnmarshalYAML reads a duration string, for users of yaml.Unmarshal; Parse
-// reads durations itself to report errors with the key path.
+// UnmarshalYAML reads a duration string. Its problems are a
+// *yaml.TypeError, with which yaml.v3 goes on decoding the rest.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: want a duration, got %s", n.Line, describe(n))
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: want a duration, got %s", n.Line, describe(n))}}
 	}
 	v, err := parseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %v", n.Line, err)}}
 	}
 	*d = Duration(v)
 	return nil

@@ -709,3 +709,25 @@ func TestErrorType(t *testing.T) {
 		}
 	}
 }
+
+// fieldsByKey maps the yaml keys of struct type t to field indexes.
+func fieldsByKey(t reflect.Type) (map[string]int, []string) {
+	m := map[string]int{}
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if key == "-" {
+			continue
+		}
+		if key == "" {
+			key = strings.ToLower(f.Name)
+		}
+		m[key] = i
+		keys = append(keys, key)
+	}
+	return m, keys
+}
