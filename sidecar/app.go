@@ -19,6 +19,7 @@ import (
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
+	"github.com/shadoweval/shadoweval/sidecar/checks"
 	"github.com/shadoweval/shadoweval/sidecar/gates"
 	"github.com/shadoweval/shadoweval/sidecar/statuspage"
 	"github.com/shadoweval/shadoweval/stream"
@@ -68,7 +69,7 @@ type App struct {
 	outcomes *window.OutcomeCounter
 	metrics  *appMetrics
 	arms     *labelSet
-	evalOpt  EvalOptions
+	evalOpt  checks.Options
 	workers  int // goroutines per subject (ingestWorkers)
 	// realClock: a.now is time.Now, so the time a subscription stamped on
 	// a message is already the app's clock.
@@ -150,7 +151,7 @@ func New(opt Options) (*App, error) {
 	}
 	a.reg.MustRegister(newWindowCollector(win, a.now))
 	a.arms = newLabelSet(cfg.Limits.MaxArms)
-	a.evalOpt = EvalOptions{Ks: cfg.K, Tolerance: int64(cfg.CitationOffsetTolerance)}
+	a.evalOpt = checks.Options{Ks: cfg.K, Tolerance: int64(cfg.CitationOffsetTolerance)}
 	a.joiner = stream.NewJoiner(time.Duration(cfg.Join.TTL), cfg.Join.MaxPending)
 	a.pairs = newPairer(time.Duration(cfg.Join.TTL), cfg.Join.MaxPending)
 	a.gold = NewGoldStore(cfg.Gold.File)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/shadoweval/shadoweval/stream"
-	"github.com/shadoweval/shadoweval/window"
 )
 
 // Idempotency (SPEC §9): an event whose key was already applied inside the
@@ -124,25 +123,4 @@ func dedupeFloorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
-}
-
-// duplicate applies the idempotency rule to a decoded, valid message of
-// arm with event time t: true when it must go no further, because it was
-// counted as a duplicate or is a redelivery of a message already applied.
-func (a *App) duplicate(m *stream.Message, arm, eventID string, t time.Time) bool {
-	id := eventID
-	if id == "" && m.Header != nil {
-		id = stream.MsgID(m.Header)
-	}
-	if id == "" && m.Seq == 0 {
-		return false // core NATS, no id: nothing to go by
-	}
-	switch a.dedupe.check(m.Kind, arm, id, m.Seq, t, m.Received) {
-	case dedupeDuplicate:
-		a.countAt(m, m.Kind, arm, window.Duplicate, m.Received)
-		return true
-	case dedupeRedelivery:
-		return true
-	}
-	return false
 }

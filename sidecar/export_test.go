@@ -6,6 +6,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -38,8 +39,8 @@ func (a *App) TracingOn() bool { return a.tracing.on }
 // TraceHooks runs the ingest path's tracing hooks on m as a scored, an
 // unlabeled and a rejected event would, for tests of their cost.
 func (a *App) TraceHooks(m *stream.Message, e *stream.TraceEvent, o *window.Observation) {
-	a.tracing.scored(m, e, o, window.Scored)
-	a.tracing.scored(m, e, nil, window.Unlabeled)
+	a.tracing.scored(m, e, o, vocab.Scored)
+	a.tracing.scored(m, e, nil, vocab.Unlabeled)
 	a.tracing.rejected(m, e.Arm, ReasonBadEvent)
 }
 
@@ -47,7 +48,7 @@ func (a *App) TraceHooks(m *stream.Message, e *stream.TraceEvent, o *window.Obse
 // none, or not in the set).
 func GoldKey(s *GoldStore, qid string) uint32 {
 	if it, ok := s.Lookup(qid); ok {
-		return it.key
+		return it.Key
 	}
 	return 0
 }

@@ -9,13 +9,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shadoweval/shadoweval/sidecar/checks"
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/window"
 )
 
 // GoldSet is one loaded, validated gold file: the items by qid.
 type GoldSet struct {
-	Items    map[string]*GoldItem
+	Items    map[string]*checks.Gold
 	Source   string
 	LoadedAt time.Time
 	stat     fileStamp
@@ -45,7 +46,7 @@ func LoadGold(path string) (*GoldSet, error) {
 		return nil, fmt.Errorf("gold %w", err)
 	}
 	defer f.Close()
-	items := make(map[string]*GoldItem)
+	items := make(map[string]*checks.Gold)
 	var rowErrs []error
 	// ParallelLines stops at the first error; to list several bad rows the
 	// decoder records failures as values instead.
@@ -64,7 +65,7 @@ func LoadGold(path string) (*GoldSet, error) {
 			}
 			return nil
 		}
-		items[r.g.QID] = newGoldItem(r.g)
+		items[r.g.QID] = checks.NewGold(r.g)
 		return nil
 	})
 	if err != nil && !errors.Is(err, errTooManyRowErrors) {
@@ -101,21 +102,8 @@ func (s *GoldStore) Path() string { return s.path }
 // Current is the gold set in force, nil before the first good load.
 func (s *GoldStore) Current() *GoldSet { return s.current.Load() }
 
-// GoldItem is a gold row with what scoring derives from it, derived once
-// when the file is loaded rather than for every event.
-type GoldItem struct {
-	stream.Gold
-	claimSubstr substrSet // GoldClaimSubstr as Containment reads it
-	citations   []string  // Gold.Citations(): the gold set G
-	key         uint32    // the qid's number in its store (0: none)
-}
-
-func newGoldItem(g stream.Gold) *GoldItem {
-	return &GoldItem{Gold: g, claimSubstr: prepareSubstrs(g.GoldClaimSubstr), citations: g.Citations()}
-}
-
 // Lookup finds the gold item of qid in the set in force.
-func (s *GoldStore) Lookup(qid string) (*GoldItem, bool) {
+func (s *GoldStore) Lookup(qid string) (*checks.Gold, bool) {
 	set := s.current.Load()
 	if set == nil {
 		return nil, false
@@ -153,7 +141,7 @@ func (s *GoldStore) number(set *GoldSet) {
 			k = uint32(len(s.keys)) + 1
 			s.keys[qid] = k
 		}
-		it.key = k // 0 past the bound: the windows number it
+		it.Key = k // 0 past the bound: the windows number it
 	}
 }
 

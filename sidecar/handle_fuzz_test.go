@@ -8,6 +8,7 @@ import (
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/vocab"
 )
 
 // FuzzHandle feeds any bytes, on any input subject, to the handler of a
@@ -65,7 +66,7 @@ func FuzzHandle(f *testing.F) {
 
 // sumOutcomes is every outcome counted over the 1h windows of every arm.
 func sumOutcomes(a *App, now time.Time) int64 {
-	arms := []string{OtherLabel}
+	arms := []string{vocab.Other}
 	for arm := range *a.arms.seen.Load() {
 		arms = append(arms, arm)
 	}

@@ -1,13 +1,24 @@
 package sidecar
 
 import (
+	"cmp"
 	"errors"
 	"strings"
 	"time"
 
+	"github.com/shadoweval/shadoweval/sidecar/checks"
 	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
 )
+
+// The path of a message: handle decodes it, takes its arm and idempotency
+// key, joins or pairs its halves, and has the pure checks
+// (checks.Evaluate) turn a scored event into an observation that it adds
+// to the windows and counts with one outcome. Everything that needs the
+// message (its clock, its worker's tally, its span, its dead letter) is
+// done here; the helpers it calls (deduper, Joiner, pairer, GoldStore,
+// windows, tallies) never see it.
 
 // Reasons an event is rejected (the shadoweval_rejected_events_total label
 // and the dead-letter header).
@@ -47,7 +58,7 @@ func (a *App) handle(m *stream.Message) {
 			start = time.Now()
 		}
 	}
-	subjectArm := a.arms.get(orDefault(stream.ArmFromSubject(m.Subject), stream.DefaultArm))
+	subjectArm := a.arms.get(cmp.Or(stream.ArmFromSubject(m.Subject), vocab.DefaultArm))
 	if len(m.Data) > a.cfg.Limits.MaxMessageBytes {
 		a.reject(m, subjectArm, ReasonTooLarge, "message of "+itoa(len(m.Data))+" bytes")
 		return
@@ -118,6 +129,79 @@ func (a *App) handleTrace(m *stream.Message, subjectArm string) {
 	}
 }
 
+// handleJudgement pairs Scholar and Auditor judgements and applies each
+// pair to the agreement metrics of its arm.
+func (a *App) handleJudgement(m *stream.Message, subjectArm string) {
+	j, err := stream.DecodeJudgement(m.Data)
+	if err != nil {
+		a.reject(m, subjectArm, decodeReason(err), err.Error())
+		return
+	}
+	if len(j.RetrievedIDs) > a.cfg.Limits.MaxTopK {
+		a.reject(m, subjectArm, ReasonTooManyItems, "more than "+itoa(a.cfg.Limits.MaxTopK)+" ranked items")
+		return
+	}
+	arm := subjectArm
+	if j.Arm != "" {
+		arm = a.arms.get(j.Arm)
+	}
+	if a.duplicate(m, arm, "", m.Received) {
+		return
+	}
+	id := j.RequestID
+	if id == "" {
+		id = j.QID
+	}
+	a.joinMu.Lock()
+	scholar, auditor, replaced, evicted := a.pairs.offer(pairKey{arm, id}, j, m.Received)
+	a.joinMu.Unlock()
+	for _, evictedArm := range evicted {
+		a.countAt(m, stream.KindJudgement, evictedArm, vocab.JoinTimeout, m.Received)
+	}
+	switch {
+	case replaced:
+		a.countAt(m, stream.KindJudgement, arm, vocab.Duplicate, m.Received)
+	case scholar != nil:
+		typ := ""
+		if g, ok := a.gold.Lookup(j.QID); ok {
+			typ = g.Type
+		}
+		p := &window.PairObservation{Arm: arm, Type: typ, Time: m.Received, Scholar: scholar.Label, Auditor: auditor.Label}
+		err := a.win.AddPair(p, m.Received)
+		switch {
+		case err == nil:
+			a.observeAnalysesPair(p)
+			a.countAt(m, stream.KindJudgement, arm, vocab.Scored, m.Received)
+			a.countAt(m, stream.KindJudgement, arm, vocab.Scored, m.Received)
+		case err == window.ErrLate:
+			a.countAt(m, stream.KindJudgement, arm, vocab.Late, m.Received)
+		default:
+			a.reject(m, arm, ReasonBadObservation, err.Error())
+		}
+	}
+}
+
+// duplicate applies the idempotency rule to a decoded, valid message of
+// arm with event time t: true when it must go no further, because it was
+// counted as a duplicate or is a redelivery of a message already applied.
+func (a *App) duplicate(m *stream.Message, arm, eventID string, t time.Time) bool {
+	id := eventID
+	if id == "" && m.Header != nil {
+		id = stream.MsgID(m.Header)
+	}
+	if id == "" && m.Seq == 0 {
+		return false // core NATS, no id: nothing to go by
+	}
+	switch a.dedupe.check(m.Kind, arm, id, m.Seq, t, m.Received) {
+	case dedupeDuplicate:
+		a.countAt(m, m.Kind, arm, vocab.Duplicate, m.Received)
+		return true
+	case dedupeRedelivery:
+		return true
+	}
+	return false
+}
+
 // join pairs split retrieval and answer halves on (arm, request_id). sent
 // is the ts of this half, zero when it had none.
 func (a *App) join(m *stream.Message, e *stream.TraceEvent, sent time.Time) {
@@ -148,10 +232,10 @@ func (a *App) settle(gone []stream.Pending, now time.Time) {
 	for i := range gone {
 		p := &gone[i]
 		if p.Reason == stream.ReasonReplaced {
-			a.countAt(nil, p.Kind, p.Event.Arm, window.Duplicate, now)
+			a.countAt(nil, p.Kind, p.Event.Arm, vocab.Duplicate, now)
 			continue
 		}
-		a.countAt(nil, p.Kind, p.Event.Arm, window.JoinTimeout, now)
+		a.countAt(nil, p.Kind, p.Event.Arm, vocab.JoinTimeout, now)
 		if p.Kind == stream.KindRetrieval {
 			// Its outcome is the join timeout just counted; it still
 			// feeds the retrieval metrics.
@@ -167,7 +251,7 @@ func (a *App) expire(now time.Time) {
 	a.joinMu.Unlock()
 	a.settle(gone, now)
 	for _, arm := range pairsGone {
-		a.countAt(nil, stream.KindJudgement, arm, window.JoinTimeout, now)
+		a.countAt(nil, stream.KindJudgement, arm, vocab.JoinTimeout, now)
 	}
 }
 
@@ -188,27 +272,27 @@ func (a *App) score(m *stream.Message, e *stream.TraceEvent, hasAnswer bool, sen
 func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool, sent time.Time, count bool, m *stream.Message) (reason, detail string) {
 	g, ok := a.gold.Lookup(e.QID)
 	if ok {
-		// The windows keep the qid: the gold set's copy, not one that
-		// shares a message's memory.
+		// A span may outlive the message: it keeps the gold set's copy
+		// of the qid (the observation has it from the gold item too).
 		e.QID = g.QID
 	} else {
-		a.tracing.scored(m, e, nil, window.Unlabeled)
+		a.tracing.scored(m, e, nil, vocab.Unlabeled)
 		if count {
-			a.countAt(m, kind, e.Arm, window.Unlabeled, a.clockOf(m))
+			a.countAt(m, kind, e.Arm, vocab.Unlabeled, a.clockOf(m))
 		}
 		return "", ""
 	}
 	o := a.obsPool.Get().(*window.Observation)
 	defer a.obsPool.Put(o)
-	if err := evaluate(e, g, hasAnswer, a.evalOpt, o); err != nil {
+	if err := checks.Evaluate(e, g, hasAnswer, a.evalOpt, o); err != nil {
 		return ReasonBadEvent, err.Error()
 	}
 	now := a.clockOf(m)
 	switch err := a.addObservation(m, o, now); {
 	case errors.Is(err, window.ErrLate):
-		a.tracing.scored(m, e, o, window.Late)
+		a.tracing.scored(m, e, o, vocab.Late)
 		if count {
-			a.countAt(m, kind, e.Arm, window.Late, now)
+			a.countAt(m, kind, e.Arm, vocab.Late, now)
 		}
 		return "", ""
 	case errors.Is(err, window.ErrFuture):
@@ -222,9 +306,9 @@ func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool,
 	}
 	a.observeAnalyses(o, now)
 	a.tallyOf(m).scored(kind, o, len(a.cfg.K), len(a.metrics.metricK), lag, count)
-	a.tracing.scored(m, e, o, window.Scored)
+	a.tracing.scored(m, e, o, vocab.Scored)
 	if count {
-		a.outcomes.Count(e.Arm, window.Scored, now)
+		a.outcomes.Count(e.Arm, vocab.Scored, now)
 	}
 	return "", ""
 }
@@ -233,7 +317,7 @@ func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool,
 // (m.Received; in JetStream mode the time the server stored it), or the
 // clock of an expiry. m is the message being handled, whose goroutine's
 // tally counts it (nil: the shared tally).
-func (a *App) countAt(m *stream.Message, kind stream.Kind, arm string, o window.Outcome, now time.Time) {
+func (a *App) countAt(m *stream.Message, kind stream.Kind, arm string, o vocab.Outcome, now time.Time) {
 	a.tallyOf(m).event(kind, arm, o, len(a.metrics.metricK))
 	a.outcomes.Count(arm, o, now)
 }
@@ -242,7 +326,7 @@ func (a *App) countAt(m *stream.Message, kind stream.Kind, arm string, o window.
 // subject with its reason.
 func (a *App) reject(m *stream.Message, arm, reason, detail string) {
 	a.tracing.rejected(m, arm, reason)
-	a.countAt(m, m.Kind, arm, window.Rejected, m.Received)
+	a.countAt(m, m.Kind, arm, vocab.Rejected, m.Received)
 	a.metrics.rejected.WithLabelValues(reason).Inc()
 	detail = clipDetail(detail)
 	if m.Replayed {
@@ -274,11 +358,4 @@ func decodeReason(err error) string {
 		}
 	}
 	return ReasonBadField
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

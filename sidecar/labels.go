@@ -5,17 +5,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
-)
 
-// OtherLabel is where arms beyond the cap are folded, so a flood of made-up
-// arm names cannot blow up label cardinality.
-const OtherLabel = "_other"
+	"github.com/shadoweval/shadoweval/vocab"
+)
 
 // maxLabelLen bounds one arm name.
 const maxLabelLen = 64
 
 // labelSet admits the first max distinct names and folds the rest (and any
-// name that is too long or not valid UTF-8) into OtherLabel.
+// name that is too long or not valid UTF-8) into vocab.Other.
 //
 // Every event asks it for its arm, so the read path takes no lock: the map
 // is replaced whole when a name is admitted, which happens at most max
@@ -34,13 +32,13 @@ func newLabelSet(max int) *labelSet {
 
 // get returns the label for name: an admitted name as the set's own copy,
 // which does not pin the memory name came from (a message's payload), or
-// OtherLabel.
+// vocab.Other.
 func (s *labelSet) get(name string) string {
 	if v, ok := (*s.seen.Load())[name]; ok {
 		return v
 	}
 	if len(name) > maxLabelLen || !utf8.ValidString(name) {
-		return OtherLabel
+		return vocab.Other
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -49,7 +47,7 @@ func (s *labelSet) get(name string) string {
 		return v
 	}
 	if len(old) >= s.max {
-		return OtherLabel
+		return vocab.Other
 	}
 	next := make(map[string]string, len(old)+1)
 	for k, v := range old {

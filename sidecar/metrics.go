@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -82,7 +83,7 @@ func proportionMetricNames(ks []int) []string {
 	for _, k := range ks {
 		names = append(names, "recall_at_"+itoa(k))
 	}
-	for _, l := range window.TriageLabels {
+	for _, l := range vocab.TriageLabels {
 		names = append(names, "triage_"+l)
 	}
 	return names
@@ -98,8 +99,8 @@ func (m *appMetrics) tally(worker int) *tally {
 }
 
 // event counts one event of (kind, arm) with outcome o.
-func (t *tally) event(kind stream.Kind, arm string, o window.Outcome, nMetrics int) {
-	if kind < 0 || kind >= stream.NumKinds || o < 0 || int(o) >= len(window.Outcomes) {
+func (t *tally) event(kind stream.Kind, arm string, o vocab.Outcome, nMetrics int) {
+	if kind < 0 || kind >= stream.NumKinds || o < 0 || int(o) >= len(vocab.Outcomes) {
 		return // not a kind or outcome of this build: nothing makes one
 	}
 	t.mu.Lock()
@@ -115,7 +116,7 @@ func (t *tally) scored(kind stream.Kind, o *window.Observation, nk, nMetrics int
 	defer t.mu.Unlock()
 	c := t.arm(o.Arm, nMetrics)
 	if count && kind >= 0 && kind < stream.NumKinds {
-		c.events[kind][window.Scored]++
+		c.events[kind][vocab.Scored]++
 	}
 	if lag >= 0 {
 		t.lag.observe(lagBounds, lag)
@@ -146,7 +147,7 @@ func (t *tally) scored(kind stream.Kind, o *window.Observation, nk, nMetrics int
 		}
 	}
 	if o.Triage >= 0 {
-		for i := range window.TriageLabels {
+		for i := range vocab.TriageLabels {
 			add(6+nk+i, true, i == o.Triage)
 		}
 	}
@@ -226,7 +227,7 @@ func (c *tallyCollector) Collect(ch chan<- prometheus.Metric) {
 			for o, n := range s.events[k] {
 				if n > 0 {
 					ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(c.events, prometheus.CounterValue, float64(n), s.created,
-						stream.Kind(k).String(), arm, window.Outcome(o).String())
+						stream.Kind(k).String(), arm, vocab.Outcome(o).String())
 				}
 			}
 		}

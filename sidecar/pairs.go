@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/shadoweval/shadoweval/stream"
-	"github.com/shadoweval/shadoweval/window"
+	"github.com/shadoweval/shadoweval/vocab"
 )
 
 // pairer holds the first judgement of each (arm, request_id or qid) until
@@ -28,7 +28,7 @@ func (p *pairer) len() int { return p.w.Len() }
 func (p *pairer) offer(key pairKey, j stream.Judgement, now time.Time) (scholar, auditor *stream.Judgement, replaced bool, evicted []string) {
 	if first, _, ok := p.w.Get(key); ok && first.Agent != j.Agent {
 		p.w.Take(key)
-		if j.Agent == stream.AgentScholar {
+		if j.Agent == vocab.AgentScholar {
 			return &j, &first, false, nil
 		}
 		return &first, &j, false, nil
@@ -47,56 +47,4 @@ func (p *pairer) expire(now time.Time) []string {
 		arms = append(arms, g.Key.arm)
 	}
 	return arms
-}
-
-// handleJudgement pairs Scholar and Auditor judgements and applies each
-// pair to the agreement metrics of its arm.
-func (a *App) handleJudgement(m *stream.Message, subjectArm string) {
-	j, err := stream.DecodeJudgement(m.Data)
-	if err != nil {
-		a.reject(m, subjectArm, decodeReason(err), err.Error())
-		return
-	}
-	if len(j.RetrievedIDs) > a.cfg.Limits.MaxTopK {
-		a.reject(m, subjectArm, ReasonTooManyItems, "more than "+itoa(a.cfg.Limits.MaxTopK)+" ranked items")
-		return
-	}
-	arm := subjectArm
-	if j.Arm != "" {
-		arm = a.arms.get(j.Arm)
-	}
-	if a.duplicate(m, arm, "", m.Received) {
-		return
-	}
-	id := j.RequestID
-	if id == "" {
-		id = j.QID
-	}
-	a.joinMu.Lock()
-	scholar, auditor, replaced, evicted := a.pairs.offer(pairKey{arm, id}, j, m.Received)
-	a.joinMu.Unlock()
-	for _, evictedArm := range evicted {
-		a.countAt(m, stream.KindJudgement, evictedArm, window.JoinTimeout, m.Received)
-	}
-	switch {
-	case replaced:
-		a.countAt(m, stream.KindJudgement, arm, window.Duplicate, m.Received)
-	case scholar != nil:
-		typ := ""
-		if g, ok := a.gold.Lookup(j.QID); ok {
-			typ = g.Type
-		}
-		p := &window.PairObservation{Arm: arm, Type: typ, Time: m.Received, Scholar: scholar.Label, Auditor: auditor.Label}
-		err := a.win.AddPair(p, m.Received)
-		switch {
-		case err == nil:
-			a.observeAnalysesPair(p)
-			a.countAt(m, stream.KindJudgement, arm, window.Scored, m.Received)
-			a.countAt(m, stream.KindJudgement, arm, window.Scored, m.Received)
-		case err == window.ErrLate:
-			a.countAt(m, stream.KindJudgement, arm, window.Late, m.Received)
-		default:
-			a.reject(m, arm, ReasonBadObservation, err.Error())
-		}
-	}
 }

@@ -10,7 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/shadoweval/shadoweval/stream"
-	"github.com/shadoweval/shadoweval/window"
+	"github.com/shadoweval/shadoweval/vocab"
 )
 
 // A tally accumulates the per-event Prometheus series of one ingest
@@ -29,7 +29,7 @@ type tally struct {
 
 type armTally struct {
 	created  time.Time // the series' creation time, as client_golang stamps it
-	events   [stream.NumKinds][len(window.Outcomes)]uint64
+	events   [stream.NumKinds][vocab.NumOutcomes]uint64
 	observed bool // a scored observation was counted: num, den and ΔS are exported
 	num, den []uint64
 	dsCited  deltaSHist

@@ -29,6 +29,7 @@ package sidecar
 //     span (a child of the producer's span) is.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -48,7 +49,9 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/sidecar/checks"
 	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -218,7 +221,7 @@ func (t *eventTracer) stop(ctx context.Context) error {
 // out is Scored, Late or Unlabeled; o is its observation (nil when
 // unlabeled). m is nil for an event that no message delivered (a retrieval
 // half given up by the joiner): it gets no span.
-func (t *eventTracer) scored(m *stream.Message, e *stream.TraceEvent, o *window.Observation, out window.Outcome) {
+func (t *eventTracer) scored(m *stream.Message, e *stream.TraceEvent, o *window.Observation, out vocab.Outcome) {
 	if !t.on || m == nil {
 		return
 	}
@@ -230,10 +233,10 @@ func (t *eventTracer) rejected(m *stream.Message, arm, reason string) {
 	if !t.on {
 		return
 	}
-	t.record(m, arm, nil, nil, window.Rejected, reason)
+	t.record(m, arm, nil, nil, vocab.Rejected, reason)
 }
 
-func (t *eventTracer) record(m *stream.Message, arm string, e *stream.TraceEvent, o *window.Observation, out window.Outcome, reason string) {
+func (t *eventTracer) record(m *stream.Message, arm string, e *stream.TraceEvent, o *window.Observation, out vocab.Outcome, reason string) {
 	ctx := context.Background()
 	if len(m.Header) > 0 {
 		ctx = propagation.TraceContext{}.Extract(ctx, headerCarrier(m.Header))
@@ -265,7 +268,7 @@ func (t *eventTracer) record(m *stream.Message, arm string, e *stream.TraceEvent
 		}
 	}
 	if o != nil {
-		attrs = append(attrs, AttrContentType.String(bounded(orDefault(o.Type, window.DefaultType))))
+		attrs = append(attrs, AttrContentType.String(bounded(cmp.Or(o.Type, vocab.DefaultType))))
 	}
 	if reason != "" {
 		// The reason only: a decoder's detail may quote the payload, which
@@ -319,7 +322,7 @@ func addEvaluations(span trace.Span, o *window.Observation, ks []int) {
 			evalEvent(span, []attribute.KeyValue{
 				AttrEvalName.String("delta_s_cited"),
 				AttrEvalScoreValue.Float64(o.DeltaSCited),
-				AttrEvalScoreLabel.String(ZoneOf(o.DeltaSCited).String()),
+				AttrEvalScoreLabel.String(checks.ZoneOf(o.DeltaSCited).String()),
 			})
 		}
 	}
@@ -331,10 +334,10 @@ func addEvaluations(span trace.Span, o *window.Observation, ks []int) {
 			evalEvent(span, evalBool(recallName(k), o.RecallStrict&(1<<i) != 0, "pass", "fail"))
 		}
 	}
-	if o.Triage >= 0 && o.Triage < len(window.TriageLabels) {
+	if o.Triage >= 0 && o.Triage < len(vocab.TriageLabels) {
 		evalEvent(span, []attribute.KeyValue{
 			AttrEvalName.String("triage"),
-			AttrEvalScoreLabel.String(window.TriageLabels[o.Triage]),
+			AttrEvalScoreLabel.String(vocab.TriageLabels[o.Triage]),
 		})
 	}
 }

@@ -2,10 +2,9 @@ package stream
 
 import (
 	"strings"
-)
 
-// Content types of SPEC §2.1; any other string is kept as it is.
-const DefaultContentType = "prose"
+	"github.com/shadoweval/shadoweval/vocab"
+)
 
 // Gold is one gold item (SPEC §2.1).
 type Gold struct {
@@ -89,7 +88,7 @@ func DecodeGold(line []byte) (Gold, error) {
 		return Gold{}, err
 	}
 	if w.Type == "" {
-		w.Type = DefaultContentType
+		w.Type = vocab.DefaultType
 	}
 	return Gold{
 		QID:             *w.QID,

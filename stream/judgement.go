@@ -1,19 +1,15 @@
 package stream
 
 import (
+	"strings"
+
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/shadoweval/shadoweval/vocab"
 )
 
-// Judgement agents and labels (SPEC §2.4, seed 003).
-const (
-	AgentScholar = "scholar"
-	AgentAuditor = "auditor"
-
-	LabelValid        = "VALID"
-	LabelNotInContext = "NOT_IN_CONTEXT"
-	LabelReject       = "REJECT"
-	LabelAbstain      = "ABSTAIN"
-)
+// labelList spells the label space for errors.
+var labelList = strings.Join(vocab.Labels[:], ", ")
 
 // Judgement is one validator's verdict on one answer (SPEC §2.4).
 type Judgement struct {
@@ -50,15 +46,13 @@ func DecodeJudgement(line []byte) (Judgement, error) {
 	switch {
 	case w.QID == "":
 		return Judgement{}, fieldErr("qid", "required")
-	case w.Agent != AgentScholar && w.Agent != AgentAuditor:
-		return Judgement{}, fieldErr("agent", "want %q or %q, got %q", AgentScholar, AgentAuditor, w.Agent)
+	case w.Agent != vocab.AgentScholar && w.Agent != vocab.AgentAuditor:
+		return Judgement{}, fieldErr("agent", "want %q or %q, got %q", vocab.AgentScholar, vocab.AgentAuditor, w.Agent)
 	case w.Label == nil:
 		return Judgement{}, fieldErr("label", "required")
 	}
-	switch *w.Label {
-	case LabelValid, LabelNotInContext, LabelReject, LabelAbstain:
-	default:
-		return Judgement{}, fieldErr("label", "want one of VALID, NOT_IN_CONTEXT, REJECT, ABSTAIN, got %q", *w.Label)
+	if _, ok := vocab.LabelIndex(*w.Label); !ok {
+		return Judgement{}, fieldErr("label", "want one of %s, got %q", labelList, *w.Label)
 	}
 	j := Judgement{
 		QID: w.QID, RequestID: w.RequestID, Arm: w.Arm, Agent: w.Agent,

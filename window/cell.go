@@ -287,7 +287,7 @@ func (d *dist) merge(o *dist) {
 }
 
 // lamSum is the mergeable summary of the runs of one qid: enough to apply
-// the rule of sidecar.LambdaGroup to the union of several summaries.
+// the rule of checks.LambdaGroup to the union of several summaries.
 //
 // Counts are 32-bit: a qid would need four billion runs in one window to
 // overflow them, and the analyses keep one summary per qid per arm, which
@@ -344,7 +344,7 @@ func (s *lamSum) merge(o *lamSum) {
 	s.refused += o.refused
 }
 
-// eval is sidecar.LambdaGroup on the summarised runs.
+// eval is checks.LambdaGroup on the summarised runs.
 func (s *lamSum) eval(minRuns int) (complete, convergent, flips bool) {
 	complete = int64(s.runs) >= int64(minRuns)
 	if s.runs == 0 {

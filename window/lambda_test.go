@@ -6,47 +6,39 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shadoweval/shadoweval/sidecar"
+	"github.com/shadoweval/shadoweval/sidecar/checks"
+	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// run is one λ run as both the sidecar and the windows see it.
+// run is one λ run as both the checks and the windows see it.
 type run struct {
 	qid      string
 	typ      string
 	at       time.Time
 	answered bool // HasAnswer; otherwise a retrieval-only half with a state
-	state    sidecar.LambdaState
+	state    vocab.LambdaState
 	refused  bool
 	cited    []string
 }
 
 func (r run) observation() *window.Observation {
-	st := window.LambdaNone
-	switch r.state {
-	case sidecar.LambdaConvergent:
-		st = window.LambdaConvergent
-	case sidecar.LambdaDivergent:
-		st = window.LambdaDivergent
-	case sidecar.LambdaRecursive, sidecar.LambdaChaotic:
-		st = window.LambdaOther
-	}
 	return &window.Observation{
 		QID: r.qid, Type: r.typ, Time: r.at,
 		HasAnswer: r.answered, Answerable: true, Shipped: !r.refused,
-		Lambda: window.LambdaRun{State: st, Refused: r.refused, Cited: window.CitedSetHash(r.cited)},
+		Lambda: window.LambdaRun{State: r.state, Refused: r.refused, Cited: window.CitedSetHash(r.cited)},
 		Triage: -1,
 	}
 }
 
-func (r run) sidecarRun() sidecar.LambdaRun {
-	return sidecar.LambdaRun{State: r.state, Refused: r.refused, CitedIDs: r.cited}
+func (r run) checksRun() checks.LambdaRun {
+	return checks.LambdaRun{State: r.state, Refused: r.refused, CitedIDs: r.cited}
 }
 
 // bruteForce groups the runs in the window at now by qid and applies
-// sidecar.LambdaGroup: complete, convergent and flipping group counts.
+// checks.LambdaGroup: complete, convergent and flipping group counts.
 func bruteForce(runs []run, spec window.Spec, now time.Time, typ string, minRuns int) (complete, conv, flips int64) {
 	res := int64(spec.Resolution)
 	floor := func(a int64) int64 {
@@ -58,16 +50,16 @@ func bruteForce(runs []run, spec window.Spec, now time.Time, typ string, minRuns
 	}
 	cur := floor(now.UnixNano())
 	lo := cur - int64(spec.Length/spec.Resolution) + 1
-	groups := map[string][]sidecar.LambdaRun{}
+	groups := map[string][]checks.LambdaRun{}
 	for _, r := range runs {
 		b := floor(r.at.UnixNano())
 		if b < lo || b > cur || (typ != "" && r.typ != typ) {
 			continue
 		}
-		groups[r.qid] = append(groups[r.qid], r.sidecarRun())
+		groups[r.qid] = append(groups[r.qid], r.checksRun())
 	}
 	for _, g := range groups {
-		ok, c, f := sidecar.LambdaGroup(g, minRuns)
+		ok, c, f := checks.LambdaGroup(g, minRuns)
 		if !ok {
 			continue
 		}
@@ -83,37 +75,37 @@ func bruteForce(runs []run, spec window.Spec, now time.Time, typ string, minRuns
 }
 
 func TestLambdaRules(t *testing.T) {
-	st := func(s sidecar.LambdaState) run { return run{answered: true, state: s, cited: []string{"a"}} }
+	st := func(s vocab.LambdaState) run { return run{answered: true, state: s, cited: []string{"a"}} }
 	plain := func(refused bool, cited ...string) run { return run{answered: true, refused: refused, cited: cited} }
 	cases := []struct {
 		name             string
 		runs             []run
 		complete, cv, fl bool
 	}{
-		{"two runs: incomplete", []run{st(sidecar.LambdaConvergent), st(sidecar.LambdaConvergent)}, false, true, false},
-		{"all →", []run{st(sidecar.LambdaConvergent), st(sidecar.LambdaConvergent), st(sidecar.LambdaConvergent)}, true, true, false},
-		{"one ←", []run{st(sidecar.LambdaConvergent), st(sidecar.LambdaDivergent), st(sidecar.LambdaConvergent)}, true, false, true},
-		{"one <>", []run{st(sidecar.LambdaConvergent), st(sidecar.LambdaRecursive), st(sidecar.LambdaConvergent)}, true, false, false},
-		{"stated, decisions differ", []run{st(sidecar.LambdaConvergent), {answered: true, state: sidecar.LambdaConvergent, refused: true}, st(sidecar.LambdaConvergent)}, true, true, false},
+		{"two runs: incomplete", []run{st(vocab.LambdaConvergent), st(vocab.LambdaConvergent)}, false, true, false},
+		{"all →", []run{st(vocab.LambdaConvergent), st(vocab.LambdaConvergent), st(vocab.LambdaConvergent)}, true, true, false},
+		{"one ←", []run{st(vocab.LambdaConvergent), st(vocab.LambdaDivergent), st(vocab.LambdaConvergent)}, true, false, true},
+		{"one <>", []run{st(vocab.LambdaConvergent), st(vocab.LambdaRecursive), st(vocab.LambdaConvergent)}, true, false, false},
+		{"stated, decisions differ", []run{st(vocab.LambdaConvergent), {answered: true, state: vocab.LambdaConvergent, refused: true}, st(vocab.LambdaConvergent)}, true, true, false},
 		{"no state, same", []run{plain(false, "a", "b"), plain(false, "b", "a", "a"), plain(false, "a", "b")}, true, true, false},
 		{"no state, cited differ", []run{plain(false, "a", "b"), plain(false, "a"), plain(false, "a", "b")}, true, false, false},
 		{"no state, decisions differ", []run{plain(false), plain(true), plain(false)}, true, false, true},
 		{"no state, all refuse", []run{plain(true), plain(true), plain(true)}, true, true, false},
-		{"mixed, agree", []run{st(sidecar.LambdaConvergent), plain(false, "a"), plain(false, "a")}, true, true, false},
-		{"mixed, ×", []run{st(sidecar.LambdaChaotic), plain(false, "a"), plain(false, "a")}, true, false, false},
-		{"mixed, ←", []run{st(sidecar.LambdaDivergent), plain(false, "a"), plain(false, "a")}, true, false, true},
-		{"mixed, cited differ", []run{st(sidecar.LambdaConvergent), plain(false, "b"), plain(false, "a")}, true, false, false},
-		{"mixed, decisions differ", []run{st(sidecar.LambdaConvergent), plain(true, "a"), plain(false, "a")}, true, false, true},
-		{"retrieval-only stated run", []run{{state: sidecar.LambdaConvergent}, plain(false), plain(false)}, true, true, false},
+		{"mixed, agree", []run{st(vocab.LambdaConvergent), plain(false, "a"), plain(false, "a")}, true, true, false},
+		{"mixed, ×", []run{st(vocab.LambdaChaotic), plain(false, "a"), plain(false, "a")}, true, false, false},
+		{"mixed, ←", []run{st(vocab.LambdaDivergent), plain(false, "a"), plain(false, "a")}, true, false, true},
+		{"mixed, cited differ", []run{st(vocab.LambdaConvergent), plain(false, "b"), plain(false, "a")}, true, false, false},
+		{"mixed, decisions differ", []run{st(vocab.LambdaConvergent), plain(true, "a"), plain(false, "a")}, true, false, true},
+		{"retrieval-only stated run", []run{{state: vocab.LambdaConvergent}, plain(false), plain(false)}, true, true, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var srs []sidecar.LambdaRun
+			var srs []checks.LambdaRun
 			for _, r := range tc.runs {
-				srs = append(srs, r.sidecarRun())
+				srs = append(srs, r.checksRun())
 			}
-			if c, cv, fl := sidecar.LambdaGroup(srs, 3); c != tc.complete || cv != tc.cv || fl != tc.fl {
-				t.Fatalf("sidecar.LambdaGroup = %v %v %v, want %v %v %v: fix the table", c, cv, fl, tc.complete, tc.cv, tc.fl)
+			if c, cv, fl := checks.LambdaGroup(srs, 3); c != tc.complete || cv != tc.cv || fl != tc.fl {
+				t.Fatalf("checks.LambdaGroup = %v %v %v, want %v %v %v: fix the table", c, cv, fl, tc.complete, tc.cv, tc.fl)
 			}
 			w, err := window.New(window.Config{})
 			if err != nil {
@@ -152,7 +144,7 @@ func TestLambdaRules(t *testing.T) {
 
 // TestLambdaMatchesBruteForce feeds random runs of 40 qids (split across
 // buckets, types and both windows) and compares every snapshot with
-// sidecar.LambdaGroup applied to the runs inside the window.
+// checks.LambdaGroup applied to the runs inside the window.
 func TestLambdaMatchesBruteForce(t *testing.T) {
 	for _, minRuns := range []int{1, 3, 5} {
 		r := rand.New(rand.NewPCG(uint64(minRuns), 99))
@@ -187,8 +179,8 @@ func TestLambdaMatchesBruteForce(t *testing.T) {
 			}
 			stated := mode[q] == 0 || (mode[q] == 2 && r.IntN(2) == 0)
 			if stated {
-				x.state = []sidecar.LambdaState{sidecar.LambdaConvergent, sidecar.LambdaConvergent, sidecar.LambdaConvergent,
-					sidecar.LambdaDivergent, sidecar.LambdaRecursive, sidecar.LambdaChaotic}[r.IntN(6)]
+				x.state = []vocab.LambdaState{vocab.LambdaConvergent, vocab.LambdaConvergent, vocab.LambdaConvergent,
+					vocab.LambdaDivergent, vocab.LambdaRecursive, vocab.LambdaChaotic}[r.IntN(6)]
 				if r.IntN(10) == 0 {
 					x.answered, x.refused, x.cited = false, false, nil // retrieval-only half with a state
 				}

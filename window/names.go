@@ -27,9 +27,6 @@ const (
 	Kappa
 )
 
-// Triage labels of seed 004.
-var TriageLabels = []string{"ok", "retrieval_drift", "generation_drift", "refusal_ok", "refusal_suspect"}
-
 // Metric names of SPEC §4 that carry no k.
 var fixedMetrics = map[string]Kind{
 	"precision":                Proportion,

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/shadoweval/shadoweval/vocab"
 )
 
 // Errors returned by Add and AddPair. The caller counts them; nothing is
@@ -20,19 +22,8 @@ var (
 	ErrInvalid = errors.New("window: invalid observation")
 )
 
-// LambdaState is the part of a run's λ state the group rule needs.
-type LambdaState uint8
-
-// λ states of a run. LambdaOther is <> or ×: stated, neither → nor ←.
-const (
-	LambdaNone       LambdaState = iota // no lambda_state sent
-	LambdaConvergent                    // →
-	LambdaDivergent                     // ←
-	LambdaOther                         // <> or ×
-)
-
 // LambdaRun is the mergeable form of one run for the λ group rule of
-// sidecar.LambdaGroup.
+// checks.LambdaGroup.
 type LambdaRun struct {
 	State   LambdaState
 	Refused bool   // the run's claim is the refusal token
@@ -42,7 +33,7 @@ type LambdaRun struct {
 // Observation is one scored event, as the sidecar computed it.
 type Observation struct {
 	Arm  string // "" = DefaultArm
-	Type string // gold content type; "" = DefaultType
+	Type string // gold content type; "" = vocab.DefaultType
 	QID  string // λ group key
 	// QIDKey, when not 0, stands for QID in the λ groups: a caller that
 	// numbers its qids (one key per qid for the life of the Windows, below
@@ -77,30 +68,10 @@ type Observation struct {
 	Triage int       // index into TriageLabels, -1 = none (the zero value 0 is "ok")
 }
 
-// Judgement labels of seed 003, in the order of its LABELS list.
-var JudgementLabels = []string{"VALID", "NOT_IN_CONTEXT", "REJECT", "ABSTAIN"}
-
-const nLabels = 4
-
-// labelIndex is the seed's `idx` lookup: exact, case-sensitive.
-func labelIndex(s string) int {
-	switch s {
-	case "VALID":
-		return 0
-	case "NOT_IN_CONTEXT":
-		return 1
-	case "REJECT":
-		return 2
-	case "ABSTAIN":
-		return 3
-	}
-	return -1
-}
-
 // PairObservation is one Scholar/Auditor judgement pair.
 type PairObservation struct {
 	Arm     string    // "" = DefaultArm
-	Type    string    // gold content type of the qid; "" = DefaultType
+	Type    string    // gold content type of the qid; "" = vocab.DefaultType
 	Time    time.Time // zero = now
 	Scholar string    // one of JudgementLabels
 	Auditor string
@@ -198,7 +169,7 @@ func validate(o *Observation, nk int) error {
 	if o.Triage < -1 || o.Triage >= len(TriageLabels) {
 		return invalidf("Triage %d out of range", o.Triage)
 	}
-	if o.Lambda.State > LambdaOther {
+	if int(o.Lambda.State) >= vocab.NumLambdaStates {
 		return invalidf("Lambda.State %d out of range", o.Lambda.State)
 	}
 	return nil

@@ -4,29 +4,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shadoweval/shadoweval/vocab"
 )
-
-// Outcome is what became of one incoming event (SPEC §6).
-type Outcome int
-
-// The outcomes, in the order of Outcomes.
-const (
-	Scored Outcome = iota
-	Unlabeled
-	Rejected
-	Duplicate
-	Late
-	JoinTimeout
-	numOutcomes
-)
-
-// Outcomes names the outcomes, as labels and JSON keys.
-var Outcomes = [numOutcomes]string{"scored", "unlabeled", "rejected", "duplicate", "late", "join_timeout"}
-
-func (o Outcome) String() string { return Outcomes[o] }
 
 // OutcomeCounts are events by outcome over one window.
-type OutcomeCounts [numOutcomes]int64
+type OutcomeCounts [vocab.NumOutcomes]int64
 
 // OutcomeCounter counts events by arm and outcome over the same sliding
 // windows as the metrics, by arrival time (a rejected event has no event
@@ -91,7 +74,7 @@ func (c *OutcomeCounter) arm(arm string) *outcomeRings {
 // Count records one event of arm with outcome o arriving at now. A time
 // older than a window's span is not counted in that window (a replay may
 // count at the times events first arrived).
-func (c *OutcomeCounter) Count(arm string, o Outcome, now time.Time) {
+func (c *OutcomeCounter) Count(arm string, o vocab.Outcome, now time.Time) {
 	a := c.arm(arm)
 	t := now.UnixNano()
 	a.mu.Lock()
@@ -139,9 +122,9 @@ func (c *OutcomeCounter) Counts(arm, window string, now time.Time) OutcomeCounts
 
 // Map returns the counts keyed by outcome name.
 func (oc OutcomeCounts) Map() map[string]int64 {
-	m := make(map[string]int64, numOutcomes)
+	m := make(map[string]int64, vocab.NumOutcomes)
 	for o, n := range oc {
-		m[Outcomes[o]] = n
+		m[vocab.Outcomes[o]] = n
 	}
 	return m
 }

@@ -10,13 +10,8 @@ import (
 	"time"
 
 	"github.com/DataDog/sketches-go/ddsketch/mapping"
-)
 
-// Labels used when a field is empty or a cardinality cap is reached.
-const (
-	DefaultArm  = "live"   // arm of an Observation with Arm ""
-	DefaultType = "prose"  // content type of an Observation with Type ""
-	Other       = "_other" // arms and types beyond MaxArms / MaxTypes
+	"github.com/shadoweval/shadoweval/vocab"
 )
 
 // Defaults applied by New to zero Config fields.
@@ -58,7 +53,7 @@ type Config struct {
 	LambdaMinRuns int
 	MaxLateness   time.Duration
 	// Cardinality caps: the first MaxArms arms (MaxTypes content types of an
-	// arm) are kept; later ones are folded into Other and counted.
+	// arm) are kept; later ones are folded into vocab.Other and counted.
 	MaxArms, MaxTypes int
 }
 
@@ -265,7 +260,7 @@ func (w *Windows) newArm() *arm {
 	return a
 }
 
-// getArm returns the arm called name, creating it or folding it into Other.
+// getArm returns the arm called name, creating it or folding it into vocab.Other.
 func (w *Windows) getArm(name string) *arm {
 	if name == "" {
 		name = DefaultArm
@@ -279,12 +274,12 @@ func (w *Windows) getArm(name string) *arm {
 	if a, ok := t.byName[name]; ok {
 		return a
 	}
-	if len(t.byName) >= w.maxArms && name != Other {
+	if len(t.byName) >= w.maxArms && name != vocab.Other {
 		w.foldedArms.Add(1)
-		if a, ok := t.byName[Other]; ok {
+		if a, ok := t.byName[vocab.Other]; ok {
 			return a
 		}
-		name = Other
+		name = vocab.Other
 	}
 	nt := &armTable{byName: make(map[string]*arm, len(t.byName)+1)}
 	for k, v := range t.byName {
@@ -308,24 +303,24 @@ func (w *Windows) lookupArm(name string) (*arm, bool) {
 }
 
 // typeIndex returns the index of content type name in a, creating it or
-// folding it into Other. a.mu is held.
+// folding it into vocab.Other. a.mu is held.
 func (w *Windows) typeIndex(a *arm, name string) int {
 	if name == "" {
-		name = DefaultType
+		name = vocab.DefaultType
 	}
 	if i, ok := a.typeIdx[name]; ok {
 		return i
 	}
 	n := len(a.typeNames)
-	if _, ok := a.typeIdx[Other]; ok {
-		n-- // Other does not count against the cap
+	if _, ok := a.typeIdx[vocab.Other]; ok {
+		n-- // vocab.Other does not count against the cap
 	}
-	if n >= w.maxTypes && name != Other {
+	if n >= w.maxTypes && name != vocab.Other {
 		w.foldedTypes.Add(1)
-		if i, ok := a.typeIdx[Other]; ok {
+		if i, ok := a.typeIdx[vocab.Other]; ok {
 			return i
 		}
-		name = Other
+		name = vocab.Other
 	}
 	i := len(a.typeNames)
 	a.typeIdx[name] = i
@@ -566,7 +561,7 @@ func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
 }
 
-// Arms lists the arms seen, sorted (Other included when something was
+// Arms lists the arms seen, sorted (vocab.Other included when something was
 // folded into it).
 func (w *Windows) Arms() []string {
 	return slices.Clone(w.arms.Load().names)
@@ -591,8 +586,8 @@ type Stats struct {
 	Buckets       int    // slots over all rings and arms (fixed per arm)
 	Cells         int    // allocated (bucket, type) cells
 	LambdaEntries int    // λ summaries held: distinct qids per bucket and type
-	FoldedArms    uint64 // events folded into arm Other
-	FoldedTypes   uint64 // events folded into type Other
+	FoldedArms    uint64 // events folded into arm vocab.Other
+	FoldedTypes   uint64 // events folded into type vocab.Other
 }
 
 // Stats returns the current Stats.

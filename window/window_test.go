@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/shadoweval/shadoweval/vocab"
 )
 
 // t0 is aligned to the hour, so to every default bucket.
@@ -554,23 +556,23 @@ func TestCardinalityCaps(t *testing.T) {
 		o.Arm = arm
 		mustAdd(t, w, o, t0)
 	}
-	if got := w.Arms(); !slices.Equal(got, []string{Other, "a", "b"}) {
+	if got := w.Arms(); !slices.Equal(got, []string{vocab.Other, "a", "b"}) {
 		t.Errorf("Arms = %v", got)
 	}
 	if _, ok := w.Snapshot("c", "5m", "", t0); ok {
 		t.Error("folded arm has its own snapshot")
 	}
-	checkValue(t, snapshot(t, w, Other, "5m", "", t0), "precision", prop(2, 2))
+	checkValue(t, snapshot(t, w, vocab.Other, "5m", "", t0), "precision", prop(2, 2))
 	checkValue(t, snapshot(t, w, "a", "5m", "", t0), "precision", prop(2, 2))
 	for _, typ := range []string{"x", "y", "z", "w", "x"} {
 		o := answer("q", true, true, true, true)
 		o.Arm, o.Type = "b", typ
 		mustAdd(t, w, o, t0)
 	}
-	if got := w.Types("b"); !slices.Equal(got, []string{Other, "prose", "x"}) {
+	if got := w.Types("b"); !slices.Equal(got, []string{vocab.Other, "prose", "x"}) {
 		t.Errorf("Types = %v", got)
 	}
-	checkValue(t, snapshot(t, w, "b", "5m", Other, t0), "precision", prop(3, 3))
+	checkValue(t, snapshot(t, w, "b", "5m", vocab.Other, t0), "precision", prop(3, 3))
 	checkValue(t, snapshot(t, w, "b", "5m", "x", t0), "precision", prop(2, 2))
 	checkValue(t, snapshot(t, w, "b", "5m", "", t0), "precision", prop(6, 6))
 	st := w.Stats()
@@ -645,7 +647,7 @@ func TestInvalid(t *testing.T) {
 		"NaN ΔS cited":    func(o *Observation) { o.HasDeltaSCited, o.DeltaSCited = true, math.NaN() },
 		"negative anchor": func(o *Observation) { o.HasAnchorDistance, o.AnchorDistance = true, -1 },
 		"triage":          func(o *Observation) { o.Triage = len(TriageLabels) },
-		"lambda state":    func(o *Observation) { o.Lambda.State = LambdaOther + 1 },
+		"lambda state":    func(o *Observation) { o.Lambda.State = vocab.LambdaChaotic + 1 },
 	}
 	for name, f := range cases {
 		o := answer("q", true, true, true, true)

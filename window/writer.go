@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shadoweval/shadoweval/vocab"
 )
 
 // Writer records observations for one ingest goroutine. It stages the
@@ -32,7 +34,7 @@ type stage struct {
 	n     int64           // observations staged
 	cells []*cell         // by type index; nil until used
 	types map[string]int  // content type → type index (folding counted per event)
-	fold  map[string]bool // types folded into Other
+	fold  map[string]bool // types folded into vocab.Other
 }
 
 // NewWriter returns a Writer adding to w.
@@ -98,7 +100,7 @@ func (wr *Writer) stage(a *arm) *stage {
 }
 
 // typeIndex is Windows.typeIndex with the answers kept. A name folded
-// into Other stays folded (types are never dropped), and each event of it
+// into vocab.Other stays folded (types are never dropped), and each event of it
 // is counted as folded, as there.
 func (st *stage) typeIndex(w *Windows, name string) int {
 	if i, ok := st.types[name]; ok {
@@ -109,7 +111,7 @@ func (st *stage) typeIndex(w *Windows, name string) int {
 	}
 	key := name
 	if key == "" {
-		key = DefaultType
+		key = vocab.DefaultType
 	}
 	st.a.mu.Lock()
 	i := w.typeIndex(st.a, name)

@@ -12,6 +12,7 @@ import (
 	"github.com/DataDog/sketches-go/ddsketch"
 
 	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -200,7 +201,7 @@ func armsFor(g *config.Gate, known []string) []string {
 		arms = slices.Clone(g.Arms)
 	} else {
 		for _, a := range known {
-			if a != window.Other {
+			if a != vocab.Other {
 				arms = append(arms, a)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/DataDog/sketches-go/ddsketch"
 
 	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -300,7 +301,7 @@ func TestOpsAndStrictness(t *testing.T) {
 }
 
 func TestArmsApplied(t *testing.T) {
-	src := newFake("canary", "live", "shadow", window.Other)
+	src := newFake("canary", "live", "shadow", vocab.Other)
 	all := gate("all", "precision", ">=", 0.8, 0)
 	listed := gate("listed", "precision", ">=", 0.8, 0, "canary", "blue")
 	cmp := gate("cmp", "recall_at_5", ">=", -0.02, 0)

@@ -13,7 +13,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/shadoweval/shadoweval/internal/pycompat"
-	"github.com/shadoweval/shadoweval/sidecar"
+	"github.com/shadoweval/shadoweval/sidecar/checks"
+	"github.com/shadoweval/shadoweval/vocab"
 )
 
 // Defaults of the seed 003 reference scorer (cross_agent_consistency.py).
@@ -151,12 +152,12 @@ type agreementStats struct {
 // confusionAndKappa is confusion_and_kappa of the reference, with the float
 // operations in the same order so that the results are the same doubles.
 func confusionAndKappa(rows []agreementRow) agreementStats {
-	const K = len(sidecar.Labels)
+	const K = len(vocab.Labels)
 	var m [K][K]int
 	n := 0
 	for _, r := range rows {
-		i, ok1 := sidecar.LabelIndex(r.scholar)
-		j, ok2 := sidecar.LabelIndex(r.auditor)
+		i, ok1 := vocab.LabelIndex(r.scholar)
+		j, ok2 := vocab.LabelIndex(r.auditor)
 		if !ok1 || !ok2 {
 			continue
 		}
@@ -189,7 +190,7 @@ func confusionAndKappa(rows []agreementRow) agreementStats {
 	if 1-pe > 1e-12 {
 		kappa = (po - pe) / (1 - pe)
 	}
-	abstain, _ := sidecar.LabelIndex(sidecar.LabelAbstain)
+	abstain, _ := vocab.LabelIndex(vocab.LabelAbstain)
 	return agreementStats{n: n, pa: po, kappa: kappa, abstainRate: float64(rs[abstain]) / fn}
 }
 
@@ -207,9 +208,9 @@ func (r *agreementRow) qidString() (string, error) {
 }
 
 // arbitrate decodes the fields final_arbitration reads, in its order and
-// only as far as it reads them, and applies sidecar.Arbitrate.
+// only as far as it reads them, and applies checks.Arbitrate.
 func (r *agreementRow) arbitrate() (final, why string, err error) {
-	in := sidecar.ArbitrationInput{Scholar: r.scholar, Auditor: r.auditor}
+	in := checks.ArbitrationInput{Scholar: r.scholar, Auditor: r.auditor}
 	fail := func(field string, err error) (string, string, error) {
 		return "", "", fmt.Errorf("%s: field %q: %w", r.where, field, err)
 	}
@@ -222,8 +223,8 @@ func (r *agreementRow) arbitrate() (final, why string, err error) {
 			return fail("flags", err)
 		}
 	}
-	if sidecar.HardFlag(in.Flags) {
-		return sidecar.LabelReject, sidecar.WhyHardFlag, nil
+	if checks.HardFlag(in.Flags) {
+		return vocab.LabelReject, checks.WhyHardFlag, nil
 	}
 	// aj = r.get("answer_json") or {}; cits = set(aj.get("citations") or [])
 	if len(r.answerJSON) > 0 && r.answerJSON.Kind() != 'n' {
@@ -244,7 +245,7 @@ func (r *agreementRow) arbitrate() (final, why string, err error) {
 	if in.RetrievedIDs, err = stringList(r.retrievedIDs); err != nil {
 		return fail("retrieved_ids", err)
 	}
-	final, why = sidecar.Arbitrate(in)
+	final, why = checks.Arbitrate(in)
 	return final, why, nil
 }
 

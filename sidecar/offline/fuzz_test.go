@@ -8,7 +8,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/shadoweval/shadoweval/internal/pycompat"
-	"github.com/shadoweval/shadoweval/sidecar"
+	"github.com/shadoweval/shadoweval/sidecar/checks"
+	"github.com/shadoweval/shadoweval/vocab"
 )
 
 // The fuzz targets feed arbitrary bytes to each decoder. Malformed input
@@ -38,10 +39,10 @@ func FuzzPairsLine(f *testing.F) {
 		r.where = "fuzz:1"
 		final, why, err := r.arbitrate()
 		if err == nil {
-			if final != sidecar.LabelValid && final != sidecar.LabelReject || why == "" {
+			if final != vocab.LabelValid && final != vocab.LabelReject || why == "" {
 				t.Fatalf("arbitrate = %q, %q", final, why)
 			}
-			if final == sidecar.LabelValid && (r.auditor != sidecar.LabelValid || r.scholar != sidecar.LabelValid && r.scholar != sidecar.LabelNotInContext) {
+			if final == vocab.LabelValid && (r.auditor != vocab.LabelValid || r.scholar != vocab.LabelValid && r.scholar != vocab.LabelNotInContext) {
 				t.Fatalf("VALID for %q/%q", r.scholar, r.auditor)
 			}
 		}
@@ -79,10 +80,10 @@ func FuzzTriageLine(f *testing.F) {
 		}
 		checkAccepted(t, line, maxDepthTrace)
 		// Use the ids themselves as evidence so that every rule can fire.
-		res := sidecar.Triage(rec.Q, rec.Answer, rec.ChunkID, rec.ChunkID)
+		res := checks.Triage(rec.Q, rec.Answer, rec.ChunkID, rec.ChunkID)
 		switch res.Label {
-		case sidecar.TriageOK, sidecar.TriageRetrievalDrift, sidecar.TriageGenerationDrift,
-			sidecar.TriageRefusalOK, sidecar.TriageRefusalSuspect:
+		case vocab.TriageOK, vocab.TriageRetrievalDrift, vocab.TriageGenerationDrift,
+			vocab.TriageRefusalOK, vocab.TriageRefusalSuspect:
 		default:
 			t.Fatalf("label %q", res.Label)
 		}

@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"github.com/shadoweval/shadoweval/internal/pycompat"
-	"github.com/shadoweval/shadoweval/sidecar"
+	"github.com/shadoweval/shadoweval/sidecar/checks"
 	"github.com/shadoweval/shadoweval/stream"
 )
 
@@ -130,7 +130,7 @@ func Score(opt ScoreOptions) (*ScoreReport, error) {
 		if !ok {
 			return traced{gold: -1}, nil
 		}
-		cits := sidecar.Citations{IDs: e.Citations, NotList: e.CitationsNotList}
+		cits := checks.Citations{IDs: e.Citations, NotList: e.CitationsNotList}
 		return traced{gold: i, result: scoreItem(&golds[i], e.Claim, cits, e.RetrievedIDs, opt.K)}, nil
 	}
 	// The last trace of each gold row, apart from golds so that the serial
@@ -154,7 +154,7 @@ func Score(opt ScoreOptions) (*ScoreReport, error) {
 		g := &golds[i]
 		res := results[i].result
 		if !results[i].traced {
-			res = scoreItem(g, "", sidecar.Citations{IDs: []string{}}, nil, opt.K)
+			res = scoreItem(g, "", checks.Citations{IDs: []string{}}, nil, opt.K)
 		}
 		if g.answerable {
 			a++
@@ -202,15 +202,15 @@ func Score(opt ScoreOptions) (*ScoreReport, error) {
 
 // scoreItem applies the per-item checks of the reference to one gold item
 // and one answer.
-func scoreItem(g *scoreGold, claim string, cits sidecar.Citations, retrieved []string, k int) itemResult {
+func scoreItem(g *scoreGold, claim string, cits checks.Citations, retrieved []string, k int) itemResult {
 	claim = pycompat.Strip(claim)
-	res := itemResult{shipped: !sidecar.IsRefusal(claim)}
+	res := itemResult{shipped: !checks.IsRefusal(claim)}
 	if res.shipped {
-		res.contained = sidecar.Containment(claim, g.substrs)
-		res.hit = sidecar.CitationHit(cits, g.citations, retrieved)
+		res.contained = checks.Containment(claim, g.substrs)
+		res.hit = checks.CitationHit(cits, g.citations, retrieved)
 	}
 	if g.answerable {
-		res.recalled = sidecar.RecallStrict(g.citations, retrieved, k)
+		res.recalled = checks.RecallStrict(g.citations, retrieved, k)
 	}
 	return res
 }

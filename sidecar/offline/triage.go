@@ -11,7 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/shadoweval/shadoweval/internal/pycompat"
-	"github.com/shadoweval/shadoweval/sidecar"
+	"github.com/shadoweval/shadoweval/sidecar/checks"
 )
 
 // chunkText is the winning entry of a chunk id in chunks.json.
@@ -168,7 +168,7 @@ func RunTriage(stdout io.Writer, tracePath, chunksPath string) error {
 				return fmt.Errorf("chunk %q (%s item %d): %w", id, chunksPath, c.index, &fieldError{"text", err})
 			}
 		}
-		res := sidecar.Triage(rec.Q, rec.Answer, rec.ChunkID, texts)
+		res := checks.Triage(rec.Q, rec.Answer, rec.ChunkID, texts)
 		out = append(out, pycompat.Dumps(pycompat.Object{
 			{Key: "q", Value: rec.Q},
 			{Key: "label", Value: res.Label},

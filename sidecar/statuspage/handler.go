@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -52,7 +53,7 @@ const (
 )
 
 // eventOutcomes are the event counts shown, in order (SPEC §6).
-var eventOutcomes = window.Outcomes
+var eventOutcomes = vocab.Outcomes
 
 // armOrder puts the well-known arms first, the others after them by name.
 var armOrder = []string{"live", "shadow", "canary"}

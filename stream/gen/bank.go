@@ -1,5 +1,7 @@
 package gen
 
+import "github.com/shadoweval/shadoweval/vocab"
+
 // The content bank: subjects, answerable facts, unanswerable questions and
 // Unicode topics whose case mapping is the interesting part.
 
@@ -225,5 +227,10 @@ var decorations = []string{" ✅", " (日本語の注記)", " — naïve café",
 // Blank and white-space-only lines (all empty after Python's strip()).
 var blankLines = []string{"", " ", "\t", "  \t  ", "\u3000", "\u00a0", "\x1c", "\x1f\x1e", "\f", "\v", " \r ", "\u2028", "\u0085", "\r"}
 
-var lambdaStates = []string{"→", "←", "<>", "×"}
-var lambdaWords = []string{"convergent", "divergent", "recursive", "chaotic"}
+// The stated λ states as producers send them: arrows, or words.
+var lambdaStates, lambdaWords = func() (arrows, words []string) {
+	for l := vocab.LambdaConvergent; int(l) < vocab.NumLambdaStates; l++ {
+		arrows, words = append(arrows, l.Symbol()), append(words, l.String())
+	}
+	return arrows, words
+}()

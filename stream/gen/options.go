@@ -15,6 +15,8 @@ package gen
 import (
 	"math/rand/v2"
 	"time"
+
+	"github.com/shadoweval/shadoweval/vocab"
 )
 
 // Options configures the generators. Zero values mean the documented
@@ -49,7 +51,7 @@ type Options struct {
 	// same ids as retrieved_ids). 0: 0.08. A TraceSource always sends them.
 	Rich float64
 	// Arms labels traces. Files carry an "arm" field only when Arms is
-	// set; a TraceSource defaults to {"live"}.
+	// set; a TraceSource defaults to vocab.DefaultArm.
 	Arms []string
 	// InOrder writes file traces in gold order; otherwise they are shuffled
 	// within windows of 128 items and some duplicates arrive one window
@@ -136,7 +138,7 @@ func resolve(o Options, source bool) options {
 			r.items = 1000
 		}
 		if len(r.arms) == 0 {
-			r.arms = []string{"live"}
+			r.arms = []string{vocab.DefaultArm}
 		}
 	}
 	return r

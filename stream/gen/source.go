@@ -3,6 +3,8 @@ package gen
 import (
 	"strconv"
 	"time"
+
+	"github.com/shadoweval/shadoweval/vocab"
 )
 
 // TraceSource makes single live trace events (SPEC §2.2) for the gold set
@@ -143,11 +145,11 @@ func (s *TraceSource) NextFor(arm string) []byte {
 		a.topk = false
 	}
 	if a.lambda == "" {
-		a.lambda = "→"
+		a.lambda = vocab.LambdaConvergent.Symbol()
 	}
 	switch {
 	case st.steady:
-		a.lambda = "→"
+		a.lambda = vocab.LambdaConvergent.Symbol()
 	case !st.good && run > 0 && x.chance(0.5):
 		a.lambda = pick(x, lambdaStates[1:])
 	}

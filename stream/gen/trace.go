@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/shadoweval/shadoweval/vocab"
 )
 
 // answer is one trace before it is written.
@@ -350,9 +352,9 @@ func (g *gen) liveFields(a *answer, it *goldItem, x *rnd, good bool) {
 	}
 	switch {
 	case good:
-		a.lambda = "→"
+		a.lambda = vocab.LambdaConvergent.Symbol()
 		if x.chance(0.1) {
-			a.lambda = "convergent"
+			a.lambda = vocab.LambdaConvergent.String()
 		}
 	case x.chance(0.2):
 		a.lambda = pick(x, lambdaWords)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar/gates"
+	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -119,7 +120,7 @@ func NewGenerator(rng *rand.Rand, p Profile, items, ks int) *Generator {
 	return &Generator{rng: rng, gold: newGold(rng, p, items), ks: ks}
 }
 
-var labels = window.JudgementLabels // VALID, NOT_IN_CONTEXT, REJECT, ABSTAIN
+var labels = vocab.Labels // VALID, NOT_IN_CONTEXT, REJECT, ABSTAIN
 
 // Draw fills o with one event of arm at t under p and, when the event is
 // judged by both agents (p.PairShare), pair with their labels. Its qids are
@@ -159,11 +160,11 @@ func (g *Generator) Draw(arm string, p *Profile, t time.Time, o *window.Observat
 	}
 	switch u := rng.Float64(); {
 	case u < p.LambdaArrow:
-		o.Lambda.State = window.LambdaConvergent
+		o.Lambda.State = vocab.LambdaConvergent
 	case u < (1+p.LambdaArrow)/2:
-		o.Lambda.State = window.LambdaDivergent
+		o.Lambda.State = vocab.LambdaDivergent
 	default:
-		o.Lambda.State = window.LambdaOther
+		o.Lambda.State = vocab.LambdaRecursive
 	}
 	o.Lambda.Refused = !o.Shipped
 	if rng.Float64() >= p.PairShare {

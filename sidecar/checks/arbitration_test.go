@@ -1,9 +1,11 @@
-package sidecar
+package checks
 
 import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/shadoweval/shadoweval/vocab"
 )
 
 func flags(kv ...string) map[string]jsontext.Value {
@@ -61,22 +63,9 @@ func TestArbitrate(t *testing.T) {
 			if final != tt.final || why != tt.why {
 				t.Errorf("Arbitrate = (%q, %q), want (%q, %q)", final, why, tt.final, tt.why)
 			}
-			if (final == LabelValid) != tt.wantValid {
+			if (final == vocab.LabelValid) != tt.wantValid {
 				t.Errorf("final %q", final)
 			}
 		})
-	}
-}
-
-func TestLabelIndex(t *testing.T) {
-	for i, l := range Labels {
-		if j, ok := LabelIndex(l); !ok || j != i {
-			t.Errorf("LabelIndex(%q) = %d, %v", l, j, ok)
-		}
-	}
-	for _, l := range []string{"", "valid", "VALID ", "ABSTAIN\x00", "REJECTED"} {
-		if _, ok := LabelIndex(l); ok {
-			t.Errorf("LabelIndex(%q) accepted", l)
-		}
 	}
 }

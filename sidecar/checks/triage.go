@@ -1,19 +1,12 @@
-package sidecar
+package checks
 
 import (
 	"strings"
 	"unicode/utf8"
 
 	"github.com/shadoweval/shadoweval/internal/pycompat"
-)
-
-// Triage labels of seed 004 (SPEC §3 "Triage label").
-const (
-	TriageOK              = "ok"
-	TriageRetrievalDrift  = "retrieval_drift"
-	TriageGenerationDrift = "generation_drift"
-	TriageRefusalOK       = "refusal_ok"
-	TriageRefusalSuspect  = "refusal_suspect"
+	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/vocab"
 )
 
 // The "why" texts of seed 004, one per rule.
@@ -28,7 +21,7 @@ const (
 
 // TriageResult is the decision of seed 004's reflect_one.
 type TriageResult struct {
-	Label string // one of the Triage* constants
+	Label string // one of vocab.TriageLabels
 	Why   string
 	// Citations are the ids parsed from the answer's "citations: [...]"
 	// (CitationIDs), in answer order; never nil.
@@ -68,17 +61,17 @@ func Triage(query, answer string, ids, texts []string) TriageResult {
 	res := TriageResult{Citations: cits}
 	switch {
 	case refusal && qAlign:
-		res.Label, res.Why = TriageRefusalSuspect, WhyRefusalSuspect
+		res.Label, res.Why = vocab.TriageRefusalSuspect, WhyRefusalSuspect
 	case refusal:
-		res.Label, res.Why = TriageRefusalOK, WhyRefusalOK
+		res.Label, res.Why = vocab.TriageRefusalOK, WhyRefusalOK
 	case !tmplOK || len(cits) > 0 && !citOverlap:
-		res.Label, res.Why = TriageGenerationDrift, WhyTemplateViolated
+		res.Label, res.Why = vocab.TriageGenerationDrift, WhyTemplateViolated
 	case !evContainsAnswer && qAlign:
-		res.Label, res.Why = TriageGenerationDrift, WhyAnswerNotGrounded
+		res.Label, res.Why = vocab.TriageGenerationDrift, WhyAnswerNotGrounded
 	case !qAlign:
-		res.Label, res.Why = TriageRetrievalDrift, WhyEvidenceLacks
+		res.Label, res.Why = vocab.TriageRetrievalDrift, WhyEvidenceLacks
 	default:
-		res.Label, res.Why = TriageOK, WhyGrounded
+		res.Label, res.Why = vocab.TriageOK, WhyGrounded
 	}
 	return res
 }
@@ -90,6 +83,34 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// triageIndex applies the seed 004 rules when the event carries the text of
+// its top-k items. The structured answer is rendered in the seed's template
+// ("citations: [a, b]" after the claim) so that its template check means
+// the same thing: a shipped answer must cite.
+func triageIndex(e *stream.TraceEvent, claim string, cited []string, shipped bool) int {
+	hasText := false
+	for i := range e.TopK {
+		if e.TopK[i].Text != "" {
+			hasText = true
+			break
+		}
+	}
+	if !hasText {
+		return -1
+	}
+	var idBuf, textBuf [16]string // on the stack for the usual top k
+	ids, texts := idBuf[:0], textBuf[:0]
+	for i := range e.TopK {
+		ids, texts = append(ids, e.TopK[i].ID), append(texts, e.TopK[i].Text)
+	}
+	answer := claim
+	if shipped && len(cited) > 0 {
+		answer = claim + "\ncitations: [" + strings.Join(cited, ", ") + "]"
+	}
+	label := Triage(e.Query, answer, ids, texts).Label
+	return vocab.TriageIndex(label)
 }
 
 // CitationIDs is extract_citation_ids of seed 004: the first match of

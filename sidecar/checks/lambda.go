@@ -1,63 +1,35 @@
-package sidecar
+package checks
 
 import (
 	"fmt"
 
 	"github.com/shadoweval/shadoweval/internal/pycompat"
-)
-
-// LambdaState is the λ state a run reports in lambda_state.
-type LambdaState int
-
-// The λ states; LambdaNone is a run that sent no state.
-const (
-	LambdaNone       LambdaState = iota // "" (absent)
-	LambdaConvergent                    // → convergent
-	LambdaDivergent                     // ← divergent
-	LambdaRecursive                     // <> recursive
-	LambdaChaotic                       // × chaotic
+	"github.com/shadoweval/shadoweval/vocab"
 )
 
 // ParseLambdaState parses lambda_state: → ← <> × or the words convergent,
-// divergent, recursive, chaotic. "" is LambdaNone. Surrounding white space
-// is ignored (Python strip) and the words are matched after Python lower,
-// since producers differ in casing; anything else is an error.
-func ParseLambdaState(s string) (LambdaState, error) {
-	switch pycompat.Lower(pycompat.Strip(s)) {
-	case "":
-		return LambdaNone, nil
-	case "→", "convergent":
-		return LambdaConvergent, nil
-	case "←", "divergent":
-		return LambdaDivergent, nil
-	case "<>", "recursive":
-		return LambdaRecursive, nil
-	case "×", "chaotic":
-		return LambdaChaotic, nil
+// divergent, recursive, chaotic. "" is vocab.LambdaNone. Surrounding white
+// space is ignored (Python strip) and the words are matched after Python
+// lower, since producers differ in casing; anything else is an error.
+func ParseLambdaState(s string) (vocab.LambdaState, error) {
+	if l, ok := vocab.LambdaStateOf(pycompat.Lower(pycompat.Strip(s))); ok {
+		return l, nil
 	}
-	return LambdaNone, fmt.Errorf("lambda_state %q: want → ← <> × or convergent, divergent, recursive, chaotic", s)
+	return vocab.LambdaNone, fmt.Errorf("lambda_state %q: want → ← <> × or convergent, divergent, recursive, chaotic", s)
 }
 
-// String returns the state's word, "" for LambdaNone.
-func (l LambdaState) String() string {
-	switch l {
-	case LambdaNone:
-		return ""
-	case LambdaConvergent:
-		return "convergent"
-	case LambdaDivergent:
-		return "divergent"
-	case LambdaRecursive:
-		return "recursive"
-	case LambdaChaotic:
-		return "chaotic"
+// lambdaStateOf is ParseLambdaState, without its Python string work for
+// the states as they are normally sent.
+func lambdaStateOf(s string) (vocab.LambdaState, error) {
+	if l, ok := vocab.LambdaStateOf(s); ok {
+		return l, nil
 	}
-	return fmt.Sprintf("LambdaState(%d)", int(l))
+	return ParseLambdaState(s)
 }
 
 // LambdaRun is what the λ group rule needs of one run of a qid in one arm.
 type LambdaRun struct {
-	State    LambdaState
+	State    vocab.LambdaState
 	Refused  bool     // IsRefusal of the run's claim
 	CitedIDs []string // compared as a set: order and duplicates ignored
 }
@@ -80,12 +52,12 @@ func LambdaGroup(runs []LambdaRun, minRuns int) (complete, convergent, flips boo
 	}
 	stated, allArrow, anyBack := 0, true, false
 	for _, r := range runs {
-		if r.State == LambdaNone {
+		if r.State == vocab.LambdaNone {
 			continue
 		}
 		stated++
-		allArrow = allArrow && r.State == LambdaConvergent
-		anyBack = anyBack || r.State == LambdaDivergent
+		allArrow = allArrow && r.State == vocab.LambdaConvergent
+		anyBack = anyBack || r.State == vocab.LambdaDivergent
 	}
 	if stated == len(runs) {
 		return complete, allArrow, anyBack

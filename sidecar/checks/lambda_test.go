@@ -1,34 +1,38 @@
-package sidecar
+package checks
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/shadoweval/shadoweval/vocab"
+)
 
 func TestParseLambdaState(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    LambdaState
+		want    vocab.LambdaState
 		wantErr bool
 	}{
-		{"", LambdaNone, false},
-		{"  ", LambdaNone, false},
-		{"→", LambdaConvergent, false},
-		{"←", LambdaDivergent, false},
-		{"<>", LambdaRecursive, false},
-		{"×", LambdaChaotic, false},
-		{"convergent", LambdaConvergent, false},
-		{"divergent", LambdaDivergent, false},
-		{"recursive", LambdaRecursive, false},
-		{"chaotic", LambdaChaotic, false},
-		{"Convergent", LambdaConvergent, false},
-		{" DIVERGENT\n", LambdaDivergent, false},
-		{"\u00a0→\u00a0", LambdaConvergent, false},
-		{"D\u0130VERGENT", LambdaNone, true}, // Python lower gives "di̇vergent"
-		{"x", LambdaNone, true},
-		{"X", LambdaNone, true},
-		{"↔", LambdaNone, true},
-		{"< >", LambdaNone, true},
-		{"->", LambdaNone, true},
-		{"converge", LambdaNone, true},
-		{"none", LambdaNone, true},
+		{"", vocab.LambdaNone, false},
+		{"  ", vocab.LambdaNone, false},
+		{"→", vocab.LambdaConvergent, false},
+		{"←", vocab.LambdaDivergent, false},
+		{"<>", vocab.LambdaRecursive, false},
+		{"×", vocab.LambdaChaotic, false},
+		{"convergent", vocab.LambdaConvergent, false},
+		{"divergent", vocab.LambdaDivergent, false},
+		{"recursive", vocab.LambdaRecursive, false},
+		{"chaotic", vocab.LambdaChaotic, false},
+		{"Convergent", vocab.LambdaConvergent, false},
+		{" DIVERGENT\n", vocab.LambdaDivergent, false},
+		{"\u00a0→\u00a0", vocab.LambdaConvergent, false},
+		{"D\u0130VERGENT", vocab.LambdaNone, true}, // Python lower gives "di̇vergent"
+		{"x", vocab.LambdaNone, true},
+		{"X", vocab.LambdaNone, true},
+		{"↔", vocab.LambdaNone, true},
+		{"< >", vocab.LambdaNone, true},
+		{"->", vocab.LambdaNone, true},
+		{"converge", vocab.LambdaNone, true},
+		{"none", vocab.LambdaNone, true},
 	}
 	for _, tt := range tests {
 		got, err := ParseLambdaState(tt.in)
@@ -38,29 +42,11 @@ func TestParseLambdaState(t *testing.T) {
 	}
 }
 
-func TestLambdaStateString(t *testing.T) {
-	for _, tt := range []struct {
-		l    LambdaState
-		want string
-	}{
-		{LambdaNone, ""},
-		{LambdaConvergent, "convergent"},
-		{LambdaDivergent, "divergent"},
-		{LambdaRecursive, "recursive"},
-		{LambdaChaotic, "chaotic"},
-		{LambdaState(42), "LambdaState(42)"},
-	} {
-		if got := tt.l.String(); got != tt.want {
-			t.Errorf("LambdaState(%d).String() = %q, want %q", int(tt.l), got, tt.want)
-		}
-	}
-}
-
 func TestLambdaGroup(t *testing.T) {
-	conv := LambdaRun{State: LambdaConvergent, CitedIDs: []string{"a"}}
-	div := LambdaRun{State: LambdaDivergent, CitedIDs: []string{"a"}}
-	rec := LambdaRun{State: LambdaRecursive, CitedIDs: []string{"a"}}
-	cha := LambdaRun{State: LambdaChaotic, CitedIDs: []string{"a"}}
+	conv := LambdaRun{State: vocab.LambdaConvergent, CitedIDs: []string{"a"}}
+	div := LambdaRun{State: vocab.LambdaDivergent, CitedIDs: []string{"a"}}
+	rec := LambdaRun{State: vocab.LambdaRecursive, CitedIDs: []string{"a"}}
+	cha := LambdaRun{State: vocab.LambdaChaotic, CitedIDs: []string{"a"}}
 	shipAB := LambdaRun{CitedIDs: []string{"a", "b"}}
 	shipBA := LambdaRun{CitedIDs: []string{"b", "a", "a"}}
 	shipA := LambdaRun{CitedIDs: []string{"a"}}
@@ -77,7 +63,7 @@ func TestLambdaGroup(t *testing.T) {
 		{"empty group, min 0", nil, 0, true, false, false},
 		{"all →", []LambdaRun{conv, conv, conv}, 3, true, true, false},
 		{"all → but too few", []LambdaRun{conv, conv}, 3, false, true, false},
-		{"states ignore decisions", []LambdaRun{conv, {State: LambdaConvergent, Refused: true}, conv}, 3, true, true, false},
+		{"states ignore decisions", []LambdaRun{conv, {State: vocab.LambdaConvergent, Refused: true}, conv}, 3, true, true, false},
 		{"one ←", []LambdaRun{conv, div, conv}, 3, true, false, true},
 		{"one <> neither converges nor flips", []LambdaRun{conv, rec, conv}, 3, true, false, false},
 		{"one × neither converges nor flips", []LambdaRun{conv, conv, cha}, 3, true, false, false},

@@ -1,4 +1,4 @@
-package sidecar
+package checks
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/shadoweval/shadoweval/vocab"
 )
 
 // Expectations below were checked against seed 004's reflect.py under
@@ -113,20 +115,20 @@ func TestTriage(t *testing.T) {
 		label, why string
 		cits       []string
 	}{
-		{"ok", "What rejects keys?", "rejects null keys. citations: [p1#1]", ids, texts, TriageOK, WhyGrounded, []string{"p1#1"}},
-		{"refusal ok", "What is Z?", "not in context", ids, texts, TriageRefusalOK, WhyRefusalOK, []string{}},
-		{"refusal suspect", "What rejects keys?", "  Not In Context ", ids, texts, TriageRefusalSuspect, WhyRefusalSuspect, []string{}},
-		{"refusal with İ is not a refusal", "What is Z?", "NOT İN CONTEXT", ids, texts, TriageGenerationDrift, WhyTemplateViolated, []string{}},
-		{"refusal wins over citations", "rejects?", "not in context citations: [zz]", ids, texts, TriageRefusalSuspect, WhyRefusalSuspect, []string{"zz"}},
-		{"no template", "What rejects keys?", "rejects null keys.", ids, texts, TriageGenerationDrift, WhyTemplateViolated, []string{}},
-		{"dotless citations parse but fail the template", "What rejects keys?", "rejects null keys. cıtatıons: [p1#1]", ids, texts, TriageGenerationDrift, WhyTemplateViolated, []string{"p1#1"}},
-		{"citation not retrieved", "What rejects keys?", "rejects null keys. citations: [p1#1, p3]", ids, texts, TriageGenerationDrift, WhyTemplateViolated, []string{"p1#1", "p3"}},
-		{"template without ids", "What rejects keys?", "rejects null keys. citations: []", ids, texts, TriageOK, WhyGrounded, []string{}},
-		{"not grounded", "What rejects keys?", "Nothing here. citations: [p1#1]", ids, texts, TriageGenerationDrift, WhyAnswerNotGrounded, []string{"p1#1"}},
-		{"retrieval drift", "Who is Zed?", "rejects null keys. citations: [p1#1]", ids, texts, TriageRetrievalDrift, WhyEvidenceLacks, []string{"p1#1"}},
-		{"no evidence", "What rejects keys?", "citations: []", nil, nil, TriageRetrievalDrift, WhyEvidenceLacks, []string{}},
-		{"phrase across chunks", "alpha?", "beta\n\ngamma. citations: [c, d]", []string{"c", "d"}, []string{"alpha beta", "gamma"}, TriageOK, WhyGrounded, []string{"c", "d"}},
-		{"unknown ids give empty text", "alpha?", "alpha beta. citations: [c]", []string{"c", "u"}, []string{"alpha beta", ""}, TriageOK, WhyGrounded, []string{"c"}},
+		{"ok", "What rejects keys?", "rejects null keys. citations: [p1#1]", ids, texts, vocab.TriageOK, WhyGrounded, []string{"p1#1"}},
+		{"refusal ok", "What is Z?", "not in context", ids, texts, vocab.TriageRefusalOK, WhyRefusalOK, []string{}},
+		{"refusal suspect", "What rejects keys?", "  Not In Context ", ids, texts, vocab.TriageRefusalSuspect, WhyRefusalSuspect, []string{}},
+		{"refusal with İ is not a refusal", "What is Z?", "NOT İN CONTEXT", ids, texts, vocab.TriageGenerationDrift, WhyTemplateViolated, []string{}},
+		{"refusal wins over citations", "rejects?", "not in context citations: [zz]", ids, texts, vocab.TriageRefusalSuspect, WhyRefusalSuspect, []string{"zz"}},
+		{"no template", "What rejects keys?", "rejects null keys.", ids, texts, vocab.TriageGenerationDrift, WhyTemplateViolated, []string{}},
+		{"dotless citations parse but fail the template", "What rejects keys?", "rejects null keys. cıtatıons: [p1#1]", ids, texts, vocab.TriageGenerationDrift, WhyTemplateViolated, []string{"p1#1"}},
+		{"citation not retrieved", "What rejects keys?", "rejects null keys. citations: [p1#1, p3]", ids, texts, vocab.TriageGenerationDrift, WhyTemplateViolated, []string{"p1#1", "p3"}},
+		{"template without ids", "What rejects keys?", "rejects null keys. citations: []", ids, texts, vocab.TriageOK, WhyGrounded, []string{}},
+		{"not grounded", "What rejects keys?", "Nothing here. citations: [p1#1]", ids, texts, vocab.TriageGenerationDrift, WhyAnswerNotGrounded, []string{"p1#1"}},
+		{"retrieval drift", "Who is Zed?", "rejects null keys. citations: [p1#1]", ids, texts, vocab.TriageRetrievalDrift, WhyEvidenceLacks, []string{"p1#1"}},
+		{"no evidence", "What rejects keys?", "citations: []", nil, nil, vocab.TriageRetrievalDrift, WhyEvidenceLacks, []string{}},
+		{"phrase across chunks", "alpha?", "beta\n\ngamma. citations: [c, d]", []string{"c", "d"}, []string{"alpha beta", "gamma"}, vocab.TriageOK, WhyGrounded, []string{"c", "d"}},
+		{"unknown ids give empty text", "alpha?", "alpha beta. citations: [c]", []string{"c", "u"}, []string{"alpha beta", ""}, vocab.TriageOK, WhyGrounded, []string{"c"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,7 +149,7 @@ func TestTriageMatchesPython(t *testing.T) {
 	if err != nil {
 		t.Skip("python3 not on PATH")
 	}
-	script, err := filepath.Abs(filepath.Join("offline", "testdata", "reference", "reflect.py"))
+	script, err := filepath.Abs(filepath.Join("..", "offline", "testdata", "reference", "reflect.py"))
 	if err != nil {
 		t.Fatal(err)
 	}

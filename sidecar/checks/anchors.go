@@ -1,4 +1,4 @@
-package sidecar
+package checks
 
 import "strings"
 

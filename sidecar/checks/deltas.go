@@ -1,9 +1,12 @@
-package sidecar
+package checks
 
 import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+
+	"github.com/shadoweval/shadoweval/stream"
 )
 
 // ErrVectorLength is returned by DeltaS for vectors of different lengths.
@@ -53,6 +56,52 @@ func maxAbs(v []float64) (float64, error) {
 		m = max(m, math.Abs(x))
 	}
 	return m, nil
+}
+
+// retrievedDeltaS is delta_s as sent, else ΔS computed from the embeddings
+// of the ranked items that have one.
+func retrievedDeltaS(e *stream.TraceEvent, ids []string, dst []float64) ([]float64, error) {
+	if e.DeltaS != nil {
+		return append(dst, e.DeltaS...), nil
+	}
+	if e.Embeddings == nil || e.Embeddings.Question == nil {
+		return dst, nil
+	}
+	for _, id := range ids {
+		vec, ok := e.Embeddings.Items[id]
+		if !ok {
+			continue
+		}
+		ds, err := DeltaS(e.Embeddings.Question, vec)
+		if err != nil {
+			return dst, fmt.Errorf("%w: embeddings.items.%s: %v", ErrBadEvent, id, err)
+		}
+		dst = append(dst, ds)
+	}
+	return dst, nil
+}
+
+// itemDeltaS is the ΔS of the ranked item id: from delta_s at its rank,
+// else from the embeddings.
+func itemDeltaS(e *stream.TraceEvent, ids []string, id string) (float64, bool, error) {
+	if e.DeltaS != nil {
+		if i := slices.Index(ids, id); i >= 0 && i < len(e.DeltaS) {
+			return e.DeltaS[i], true, nil
+		}
+		return 0, false, nil
+	}
+	if e.Embeddings == nil || e.Embeddings.Question == nil {
+		return 0, false, nil
+	}
+	vec, ok := e.Embeddings.Items[id]
+	if !ok {
+		return 0, false, nil
+	}
+	ds, err := DeltaS(e.Embeddings.Question, vec)
+	if err != nil {
+		return 0, false, fmt.Errorf("%w: embeddings.items.%s: %v", ErrBadEvent, id, err)
+	}
+	return ds, true, nil
 }
 
 // Zone is the ΔS band of SPEC §3.

@@ -1,34 +1,11 @@
-package sidecar
+package checks
 
 import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/vocab"
 )
-
-// Judgement labels of seed 003 (SPEC §2.4).
-const (
-	LabelValid        = "VALID"
-	LabelNotInContext = "NOT_IN_CONTEXT"
-	LabelReject       = "REJECT"
-	LabelAbstain      = "ABSTAIN"
-)
-
-// Labels is the label space of seed 003 in the reference order, which is
-// also the row and column order of its confusion matrix.
-var Labels = [4]string{LabelValid, LabelNotInContext, LabelReject, LabelAbstain}
-
-// LabelIndex returns the position of label in Labels, or false when the
-// label is outside the label space (such rows do not enter the confusion
-// matrix but still count as disagreements).
-func LabelIndex(label string) (int, bool) {
-	for i, l := range Labels {
-		if l == label {
-			return i, true
-		}
-	}
-	return -1, false
-}
 
 // Reasons returned by Arbitrate, as written in the "why" column of the
 // reference disagreements TSV.
@@ -74,7 +51,7 @@ type ArbitrationInput struct {
 // for any pair.
 func Arbitrate(in ArbitrationInput) (final, why string) {
 	if HardFlag(in.Flags) {
-		return LabelReject, WhyHardFlag
+		return vocab.LabelReject, WhyHardFlag
 	}
 	if len(in.Citations) > 0 {
 		retrieved := make(map[string]struct{}, len(in.RetrievedIDs))
@@ -83,17 +60,17 @@ func Arbitrate(in ArbitrationInput) (final, why string) {
 		}
 		for _, c := range in.Citations {
 			if _, ok := retrieved[c]; !ok {
-				return LabelReject, WhyCitationOutOfScope
+				return vocab.LabelReject, WhyCitationOutOfScope
 			}
 		}
 	}
-	if in.Auditor != LabelValid {
-		return LabelReject, WhyAuditorVeto
+	if in.Auditor != vocab.LabelValid {
+		return vocab.LabelReject, WhyAuditorVeto
 	}
-	if in.Scholar == LabelValid || in.Scholar == LabelNotInContext {
-		return LabelValid, WhyAuditorOK
+	if in.Scholar == vocab.LabelValid || in.Scholar == vocab.LabelNotInContext {
+		return vocab.LabelValid, WhyAuditorOK
 	}
-	return LabelReject, WhyIncoherentPair
+	return vocab.LabelReject, WhyIncoherentPair
 }
 
 // HardFlag reports whether provenance_violation or constraints_mismatch is

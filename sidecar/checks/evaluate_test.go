@@ -1,4 +1,4 @@
-package sidecar
+package checks
 
 import (
 	"math/rand/v2"
@@ -9,9 +9,9 @@ import (
 	"github.com/shadoweval/shadoweval/window"
 )
 
-// Evaluate takes shortcuts on the live path (retrievalAtKs, the inline
-// Covered, lambdaStateOf, rankedIDs); each must agree with the function it
-// stands in for.
+// Evaluate takes shortcuts (retrievalAtKs, the inline Covered,
+// lambdaStateOf, rankedIDs); each must agree with the function it stands
+// in for.
 
 func TestRetrievalAtKsMatchesPerK(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
@@ -82,7 +82,7 @@ func TestEvaluateCoveredMatchesCovered(t *testing.T) {
 		e := &stream.TraceEvent{QID: "q", TopK: topk, HasAnswer: true, Answer: stream.Answer{Citations: cited}}
 		g := &stream.Gold{QID: "q", Answerable: true, GoldCitations: pick(2), AnchorSection: secs[r.IntN(len(secs))], Type: "prose"}
 		var o window.Observation
-		if err := Evaluate(e, g, true, EvalOptions{Ks: []int{5}, Tolerance: 30}, &o); err != nil {
+		if err := Evaluate(e, NewGold(*g), true, Options{Ks: []int{5}, Tolerance: 30}, &o); err != nil {
 			t.Fatal(err)
 		}
 		sectionOf := func(id string) (string, bool) {

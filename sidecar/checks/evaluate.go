@@ -1,0 +1,156 @@
+package checks
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/shadoweval/shadoweval/internal/pycompat"
+	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/window"
+)
+
+// Options are the settings of the per-event checks.
+type Options struct {
+	Ks        []int // cut-offs of recall@k, P@k and R@k
+	Tolerance int64 // citation offset tolerance in bytes
+}
+
+// ErrBadEvent wraps the reasons an event that decoded cleanly still cannot
+// be scored (an unknown λ state, embeddings of different lengths, …).
+var ErrBadEvent = errors.New("bad event")
+
+// Gold is a gold row with what the checks derive from it, derived once
+// when the gold file is loaded rather than for every event.
+type Gold struct {
+	stream.Gold
+	// Key stands for the qid in the windows' λ groups
+	// (window.Observation.QIDKey); 0: the windows number the qid.
+	Key         uint32
+	claimSubstr substrSet // GoldClaimSubstr as Containment reads it
+	citations   []string  // Gold.Citations(): the gold set G
+}
+
+// NewGold prepares g for Evaluate.
+func NewGold(g stream.Gold) *Gold {
+	return &Gold{Gold: g, claimSubstr: prepareSubstrs(g.GoldClaimSubstr), citations: g.Citations()}
+}
+
+// Evaluate runs every check of SPEC §3 on one event against its gold item
+// and fills o, reusing its slices so that a caller that pools
+// observations scores an event without allocating. hasAnswer is false for
+// a retrieval half whose answer never came: only retrieval metrics are
+// scored then. The live path reads the gold set G as gold_citations ∪
+// relevant and the ranked ids of topk before retrieved_ids (SPEC §2); a
+// trace without an answer is a shipped empty claim and one without ids
+// retrieved nothing, as in the reference. The observation carries the
+// event's arm and time and the gold item's qid, type and key.
+func Evaluate(e *stream.TraceEvent, item *Gold, hasAnswer bool, opt Options, o *window.Observation) error {
+	g := &item.Gold
+	gold := item.citations
+	ids := rankedIDs(e)
+	*o = window.Observation{
+		Arm: e.Arm, Type: g.Type, QID: g.QID, QIDKey: item.Key, Time: e.TS,
+		Answerable:      g.Answerable,
+		HasRetrieval:    true,
+		PrecisionAtK:    o.PrecisionAtK[:0],
+		RecallAtK:       o.RecallAtK[:0],
+		DeltaSRetrieved: o.DeltaSRetrieved[:0],
+		Triage:          -1,
+	}
+	if !retrievalAtKs(gold, ids, opt.Ks, o) {
+		for i, k := range opt.Ks {
+			if RecallStrict(gold, ids, k) {
+				o.RecallStrict |= 1 << i
+			}
+			o.PrecisionAtK = append(o.PrecisionAtK, PrecisionAtK(gold, ids, k))
+			if r, ok := RecallAtK(gold, ids, k); ok {
+				o.RecallAtK = append(o.RecallAtK, r)
+				o.HasRecallAtK = true
+			}
+		}
+	}
+	retrievedDS, err := retrievedDeltaS(e, ids, o.DeltaSRetrieved)
+	if err != nil {
+		return err
+	}
+	o.DeltaSRetrieved = retrievedDS
+	if !hasAnswer {
+		return nil
+	}
+
+	o.HasAnswer = true
+	claim := pycompat.Strip(e.Answer.Claim)
+	cits := Citations{IDs: e.Answer.Citations, NotList: e.Answer.CitationsNotList}
+	asciiClaim := isASCII(claim)
+	o.Shipped = !isStrippedRefusal(claim, asciiClaim)
+	o.Contained = item.claimSubstr.contains(claim, asciiClaim)
+	o.Hit = CitationHit(cits, gold, ids)
+	cited := e.Answer.Citations // nil when not a list
+	first := ""
+	if len(cited) > 0 {
+		first = cited[0]
+	}
+
+	if o.Shipped {
+		if e.DeltaSCited != nil {
+			o.HasDeltaSCited, o.DeltaSCited = true, *e.DeltaSCited
+		} else if first != "" {
+			ds, ok, err := itemDeltaS(e, ids, first)
+			if err != nil {
+				return err
+			}
+			o.HasDeltaSCited, o.DeltaSCited = ok, ds
+		}
+	}
+	sectionOf := func(id string) (string, bool) {
+		for i := range e.TopK {
+			if e.TopK[i].ID == id && e.TopK[i].SectionID != "" {
+				return e.TopK[i].SectionID, true
+			}
+		}
+		return "", false
+	}
+	if g.Answerable && (len(gold) > 0 || g.AnchorSection != "") {
+		o.CoverageEligible = true
+		if len(gold) <= smallSet {
+			// Covered without its set of gold ids.
+			for _, id := range cited {
+				if slices.Contains(gold, id) {
+					o.Covered = true
+					break
+				}
+				if sec, ok := sectionOf(id); ok && UnderSection(sec, g.AnchorSection) {
+					o.Covered = true
+					break
+				}
+			}
+		} else {
+			o.Covered = Covered(cited, gold, g.AnchorSection, sectionOf)
+		}
+	}
+	if len(g.RelevantOffsets) > 0 {
+		o.CitationAccEligible = true
+		off, haveOff := e.Answer.CitationOffsets[first]
+		if !haveOff {
+			for i := range e.TopK {
+				if e.TopK[i].ID == first && e.TopK[i].Offsets != nil {
+					off, haveOff = *e.TopK[i].Offsets, true
+					break
+				}
+			}
+		}
+		o.CitationAccurate = CitationAccurate(first, off, haveOff, gold, g.RelevantOffsets, opt.Tolerance)
+	}
+	if sec, ok := sectionOf(first); ok && g.AnchorSection != "" {
+		o.HasAnchorDistance, o.AnchorDistance = true, AnchorDistance(sec, g.AnchorSection)
+	}
+
+	state, err := lambdaStateOf(e.LambdaState)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadEvent, err)
+	}
+	o.Lambda = window.LambdaRun{State: state, Refused: !o.Shipped, Cited: window.CitedSetHash(cited)}
+	o.Triage = triageIndex(e, claim, cited, o.Shipped)
+	return nil
+}
