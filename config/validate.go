@@ -334,8 +334,8 @@ func (k *checker) scalars() {
 	c := k.c
 	k.positiveDuration("join.ttl", c.Join.TTL)
 	k.positive("join.max_pending", c.Join.MaxPending)
-	if c.Lambda.MinRuns < 1 {
-		k.errf("lambda.min_runs", "must be >= 1, got %d", c.Lambda.MinRuns)
+	if c.Lambda.MinRuns < 1 || c.Lambda.MinRuns > window.MaxLambdaMinRuns {
+		k.errf("lambda.min_runs", "must be between 1 and %d, got %d", window.MaxLambdaMinRuns, c.Lambda.MinRuns)
 	}
 	if len(c.K) == 0 {
 		k.errf("k", "at least one k is needed")

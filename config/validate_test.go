@@ -131,7 +131,8 @@ func TestValidateRules(t *testing.T) {
 		// Scalars.
 		{"join ttl zero", "join: {ttl: 0s}\n", `config.yaml:1: join.ttl: must be > 0, got 0s`},
 		{"join max_pending zero", "join:\n  max_pending: 0\n", `config.yaml:2: join.max_pending: must be > 0, got 0`},
-		{"min_runs zero", "lambda: {min_runs: 0}\n", `config.yaml:1: lambda.min_runs: must be >= 1, got 0`},
+		{"min_runs zero", "lambda: {min_runs: 0}\n", `config.yaml:1: lambda.min_runs: must be between 1 and 255, got 0`},
+		{"min_runs too many", "lambda: {min_runs: 256}\n", `config.yaml:1: lambda.min_runs: must be between 1 and 255, got 256`},
 		{"tolerance negative", "citation_offset_tolerance: -5\n", `config.yaml:1: citation_offset_tolerance: must be >= 0, got -5`},
 		{"log level", "log: {level: trace}\n", `config.yaml:1: log.level: "trace" is not one of debug, info, warn, error`},
 		{"max_message_bytes", "limits: {max_message_bytes: 0}\n", `config.yaml:1: limits.max_message_bytes: must be > 0, got 0`},

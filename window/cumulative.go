@@ -35,15 +35,17 @@ type Cumulative struct {
 	sh  *Shared
 	col int
 	lam lamCounts
-	// Attached only: sh.tot when last folded in (mark), the events of tot
-	// not taken since (ex), and whether a ΔS-cited value was taken since
-	// (bounded): the minimum and maximum are kept by the taker, in c.
+	// Attached only: sh.tot when last folded in (mark), and the events of
+	// tot not taken since (ex).
 	mark, ex *cell
-	bounded  bool
 }
 
-// maxGroupRuns caps the runs of an analysis' λ group (lambda.min_runs).
-const maxGroupRuns = 1<<32 - 1
+// maxGroupRuns caps the runs of an analysis' λ group (lambda.min_runs):
+// an open group has fewer, which its 8-bit counts hold.
+const maxGroupRuns = MaxLambdaMinRuns
+
+// MaxLambdaMinRuns is the largest lambda.min_runs.
+const MaxLambdaMinRuns = 255
 
 // maxDenseQIDKey bounds the QIDKeys looked up through a slice; larger ones
 // (no gold store numbers that many qids) go through the map.
@@ -70,8 +72,9 @@ func (cu *Cumulative) AttachTo(sh *Shared) {
 	cu.Detach()
 	own, ownCol := cu.sh, cu.col
 	cu.sh, cu.col = sh, sh.column()
-	own.open(ownCol, func(hash uint64, g *lamSum) { *sh.group(sh.rowByHash(hash), cu.col) = *g })
-	cu.mark, cu.ex, cu.bounded = cu.mark.copyCounts(sh.tot), nil, false
+	own.open(ownCol, func(hash uint64, g *openGroup) { *sh.group(sh.rowByHash(hash), cu.col) = *g })
+	cu.mark, cu.ex = cu.mark.copyCounts(sh.tot), nil
+	sh.attach(cu)
 }
 
 // Detach folds in what cu gained through its Shared and leaves it: its
@@ -83,8 +86,8 @@ func (cu *Cumulative) Detach() {
 	cu.fold()
 	own := &Shared{LambdaTable: LambdaTable{byHash: map[uint64]int32{}}}
 	col := own.column()
-	cu.sh.open(cu.col, func(hash uint64, g *lamSum) { *own.group(own.rowByHash(hash), col) = *g })
-	cu.sh.release(cu.col)
+	cu.sh.open(cu.col, func(hash uint64, g *openGroup) { *own.group(own.rowByHash(hash), col) = *g })
+	cu.sh.detach(cu)
 	cu.sh, cu.col, cu.mark, cu.ex = own, col, nil, nil
 }
 
@@ -94,6 +97,17 @@ func (cu *Cumulative) fold() {
 	if !cu.attached() {
 		return
 	}
+	// The bounds first: whether c had a ΔS-cited value before is its
+	// count before the fold.
+	if col := &cu.sh.cols[cu.col]; col.taken {
+		d := &cu.c.cited
+		if d.n == 0 {
+			d.min, d.max = col.min, col.max
+		} else {
+			d.min, d.max = min(d.min, col.min), max(d.max, col.max)
+		}
+		col.taken = false
+	}
 	tot, mark := cu.sh.tot, cu.mark
 	addCells(cu.c, tot, 1)
 	addCells(cu.c, mark, -1)
@@ -102,7 +116,6 @@ func (cu *Cumulative) fold() {
 		cu.ex.reset()
 	}
 	cu.mark = mark.copyCounts(tot)
-	cu.bounded = false
 }
 
 // Prepared is an observation checked and digested once, to be added to
@@ -252,17 +265,13 @@ func AddRuns(cus []*Cumulative, p *Prepared) {
 	if len(cus) == 0 {
 		return
 	}
+	sh := cus[0].sh
 	var r int32
 	if p.lambda {
-		r = cus[0].sh.row(p.qidKey, p.hash)
+		r = sh.row(p.qidKey, p.hash)
 	}
 	for _, cu := range cus {
-		if p.cited {
-			cu.bound(p.citedVal)
-		}
-		if p.lambda {
-			cu.addRun(r, p)
-		}
+		sh.take(cu.col, r, p)
 	}
 }
 
@@ -276,17 +285,6 @@ func (cu *Cumulative) Exclude(p *Prepared) {
 		cu.ex = newCell(&cu.l)
 	}
 	addCounts(cu.ex, p)
-}
-
-// bound keeps the minimum and maximum of the ΔS-cited values taken.
-func (cu *Cumulative) bound(v float64) {
-	d := &cu.c.cited
-	v = max(0, min(v, 1))
-	if d.n == 0 && !cu.bounded {
-		d.min, d.max, cu.bounded = v, v, true
-		return
-	}
-	d.min, d.max, cu.bounded = min(d.min, v), max(d.max, v), true
 }
 
 func (cu *Cumulative) addCounts(p *Prepared) { addCounts(cu.c, p) }
@@ -313,8 +311,9 @@ func (cu *Cumulative) addRun(r int32, p *Prepared) {
 	g := cu.sh.group(r, cu.col)
 	g.add(p.run)
 	if int(g.runs) >= cu.minRuns {
-		cu.lam.count(g.eval(cu.minRuns))
-		*g = lamSum{}
+		s := g.sum()
+		cu.lam.count(s.eval(cu.minRuns))
+		*g = openGroup{}
 	}
 }
 
@@ -390,13 +389,15 @@ func (cu *Cumulative) Merge(o *Cumulative) error {
 	cu.lam.complete += o.lam.complete
 	cu.lam.convergent += o.lam.convergent
 	cu.lam.flips += o.lam.flips
-	o.sh.open(o.col, func(hash uint64, og *lamSum) {
+	o.sh.open(o.col, func(hash uint64, og *openGroup) {
 		g := cu.sh.group(cu.sh.rowByHash(hash), cu.col)
-		g.merge(og)
-		if int(g.runs) >= cu.minRuns {
-			cu.lam.count(g.eval(cu.minRuns))
-			*g = lamSum{}
+		s, os := g.sum(), og.sum()
+		s.merge(&os)
+		if int(s.runs) >= cu.minRuns {
+			cu.lam.count(s.eval(cu.minRuns))
+			s = lamSum{}
 		}
+		*g = openGroupOf(s)
 	})
 	return nil
 }
@@ -477,7 +478,7 @@ func (cu *Cumulative) marshal(open bool) ([]byte, error) {
 	}
 	if open {
 		var slots []lamSlot
-		cu.sh.open(cu.col, func(hash uint64, g *lamSum) { slots = append(slots, lamSlot{hash, *g}) })
+		cu.sh.open(cu.col, func(hash uint64, g *openGroup) { slots = append(slots, lamSlot{hash, g.sum()}) })
 		slices.SortFunc(slots, func(a, b lamSlot) int { return cmp.Compare(a.hash, b.hash) })
 		s.Open = make([]byte, 0, len(slots)*openGroupSize)
 		for _, g := range slots {
@@ -542,14 +543,17 @@ func (cu *Cumulative) UnmarshalJSON(b []byte) error {
 		if _, dup := fresh.sh.byHash[g.hash]; dup {
 			return fmt.Errorf("window: accumulator: open λ group %d twice", g.hash)
 		}
-		*fresh.sh.group(fresh.sh.rowByHash(g.hash), fresh.col) = g.lamSum
+		*fresh.sh.group(fresh.sh.rowByHash(g.hash), fresh.col) = openGroupOf(g.lamSum)
 	}
 	if cu.attached() { // stay attached, from the restored state
 		sh := cu.sh
-		sh.release(cu.col)
+		sh.detach(cu)
 		fresh.AttachTo(sh)
 	}
 	*cu = *fresh
+	if cu.attached() {
+		cu.sh.attach(cu) // the column's owner is cu, not the fresh copy
+	}
 	return nil
 }
 

@@ -24,6 +24,75 @@ import (
 type Shared struct {
 	tot *cell // nil in an accumulator's private table
 	LambdaTable
+	// cols holds, by column, the attached accumulator and what an event
+	// changes in it beside its λ group, so that giving an event to every
+	// attached accumulator reads one row of groups and this slice and
+	// touches none of the accumulators unless a group completes.
+	cols []attachedCol
+}
+
+// attachedCol is an attached accumulator as its column sees it.
+type attachedCol struct {
+	cu      *Cumulative // nil: the column is free
+	minRuns int
+	// The minimum and maximum of the ΔS-cited values taken since cu last
+	// folded (taken: any was); cu.fold moves them into cu.
+	taken    bool
+	min, max float64
+}
+
+// attach records cu as the owner of its column.
+func (sh *Shared) attach(cu *Cumulative) {
+	if n := cu.col + 1; n > len(sh.cols) {
+		sh.cols = slices.Grow(sh.cols, n-len(sh.cols))[:n]
+	}
+	sh.cols[cu.col] = attachedCol{cu: cu, minRuns: cu.minRuns}
+}
+
+// detach frees cu's column.
+func (sh *Shared) detach(cu *Cumulative) {
+	sh.cols[cu.col] = attachedCol{}
+	sh.release(cu.col)
+}
+
+// AddAll gives a prepared observation to every attached accumulator: Add
+// and AddRuns for all of them.
+func (sh *Shared) AddAll(p *Prepared) {
+	sh.Add(p)
+	if !p.cited && !p.lambda {
+		return
+	}
+	var r int32
+	if p.lambda {
+		r = sh.row(p.qidKey, p.hash)
+	}
+	for c := range sh.cols {
+		if sh.cols[c].cu != nil {
+			sh.take(c, r, p)
+		}
+	}
+}
+
+// take gives column c the ΔS-cited bounds and the λ run (row r) of p.
+func (sh *Shared) take(c int, r int32, p *Prepared) {
+	col := &sh.cols[c]
+	if p.cited {
+		v := max(0, min(p.citedVal, 1))
+		if !col.taken {
+			col.min, col.max, col.taken = v, v, true
+		} else {
+			col.min, col.max = min(col.min, v), max(col.max, v)
+		}
+	}
+	if p.lambda {
+		g := sh.group(r, c)
+		g.add(p.run)
+		if int(g.runs) >= col.minRuns {
+			s := g.sum()
+			col.cu.lam.count(s.eval(col.minRuns))
+			*g = openGroup{}
+		}
+	}
 }
 
 // NewShared returns the shared state of an arm's accumulators of the
@@ -45,7 +114,7 @@ type LambdaTable struct {
 	stride int      // columns per row
 	used   []bool   // per column
 	hashes []uint64 // per row: the qid's hash (qidHash)
-	sums   []lamSum // row*stride + column
+	sums   []openGroup // row*stride + column
 	// A qid's row is found by its QIDKey through dense when the caller
 	// numbers qids, else (and for groups restored from a checkpoint, until
 	// their qid shows up) by its hash. byHash holds every row, so a
@@ -66,7 +135,7 @@ func (t *LambdaTable) column() int {
 		return c
 	}
 	wider := max(1, 2*t.stride)
-	sums := make([]lamSum, len(t.hashes)*wider)
+	sums := make([]openGroup, len(t.hashes)*wider)
 	for r := range t.hashes {
 		copy(sums[r*wider:], t.sums[r*t.stride:(r+1)*t.stride])
 	}
@@ -77,7 +146,7 @@ func (t *LambdaTable) column() int {
 // release empties column c and frees it for another accumulator.
 func (t *LambdaTable) release(c int) {
 	for r := range t.hashes {
-		t.sums[r*t.stride+c] = lamSum{}
+		t.sums[r*t.stride+c] = openGroup{}
 	}
 	t.used[c] = false
 }
@@ -103,24 +172,67 @@ func (t *LambdaTable) rowByHash(hash uint64) int32 {
 	if !ok {
 		r = int32(len(t.hashes))
 		t.hashes = append(t.hashes, hash)
-		t.sums = append(t.sums, make([]lamSum, t.stride)...)
+		t.sums = append(t.sums, make([]openGroup, t.stride)...)
 		t.byHash[hash] = r
 	}
 	return r
 }
 
 // group is column c's group in row r.
-func (t *LambdaTable) group(r int32, c int) *lamSum {
+func (t *LambdaTable) group(r int32, c int) *openGroup {
 	return &t.sums[int(r)*t.stride+c]
 }
 
 // open calls f with the hash and group of every open group of column c.
-func (t *LambdaTable) open(c int, f func(hash uint64, g *lamSum)) {
+func (t *LambdaTable) open(c int, f func(hash uint64, g *openGroup)) {
 	for r, h := range t.hashes {
 		if g := &t.sums[r*t.stride+c]; g.runs > 0 {
 			f(h, g)
 		}
 	}
+}
+
+// openGroup is an open λ group of an analysis: the runs of a qid since
+// its last complete group, fewer than lambda.min_runs (at most
+// maxGroupRuns), so 8-bit counts hold them and a table row of 8
+// accumulators' groups fills two cache lines rather than five.
+type openGroup struct {
+	cited                                 uint64
+	runs, stated, notArrow, back, refused uint8
+	mixed                                 bool
+}
+
+func (g *openGroup) add(r LambdaRun) {
+	if g.runs == 0 {
+		g.cited = r.Cited
+	} else if r.Cited != g.cited {
+		g.mixed = true
+	}
+	g.runs++
+	if r.State != LambdaNone {
+		g.stated++
+		if r.State != LambdaConvergent {
+			g.notArrow++
+		}
+		if r.State == LambdaDivergent {
+			g.back++
+		}
+	}
+	if r.Refused {
+		g.refused++
+	}
+}
+
+// sum is the group as the windows' λ summary.
+func (g *openGroup) sum() lamSum {
+	return lamSum{cited: g.cited, mixed: g.mixed, runs: uint32(g.runs), stated: uint32(g.stated),
+		notArrow: uint32(g.notArrow), back: uint32(g.back), refused: uint32(g.refused)}
+}
+
+// openGroupOf is s as an open group; s has fewer than maxGroupRuns runs.
+func openGroupOf(s lamSum) openGroup {
+	return openGroup{cited: s.cited, mixed: s.mixed, runs: uint8(s.runs), stated: uint8(s.stated),
+		notArrow: uint8(s.notArrow), back: uint8(s.back), refused: uint8(s.refused)}
 }
 
 // addCells adds (sign 1) or takes away (sign -1) src's counts, sums and

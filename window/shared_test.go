@@ -62,19 +62,27 @@ func TestSharedMatchesOwn(t *testing.T) {
 			t.Fatal(err)
 		}
 		var take []*Cumulative
-		sh.Add(&p)
+		excluded := false
 		for _, a := range accs {
 			if i < a.attachAt || i >= a.detachAt {
 				continue
 			}
 			if a.excludeOdd && i%2 == 1 && i < 3000 {
 				a.att.Exclude(&p)
+				excluded = true
 				continue
 			}
 			take = append(take, a.att)
 			a.own.AddPrepared(&p)
 		}
-		AddRuns(take, &p)
+		// Every attached accumulator takes it: AddAll, on two events in three,
+		// must do what Add and AddRuns do.
+		if !excluded && i%3 != 0 {
+			sh.AddAll(&p)
+		} else {
+			sh.Add(&p)
+			AddRuns(take, &p)
+		}
 		if i%997 == 0 { // reads fold in the middle of the stream
 			for _, a := range take {
 				a.Metrics()

@@ -54,6 +54,8 @@ type Manager struct {
 	// (window.Shared): an event is counted once for all of them, and its
 	// qid's λ groups are found once.
 	shared map[string]*window.Shared
+	// prepared is the observation being added, under acc.
+	prepared window.Prepared
 	// route maps an arm to the running analyses that read it; replaced on
 	// every start and end, so Observe reads it without a lock.
 	route atomic.Pointer[map[string]*armRoute]
@@ -328,38 +330,64 @@ func (m *Manager) observe(o *window.Observation, t time.Time, accepted bool) err
 		arm = window.DefaultArm
 	}
 	routes := m.route.Load()
-	r := (*routes)[arm]
-	if r == nil {
+	if (*routes)[arm] == nil {
 		return nil
 	}
-	// Checked and digested once for all of them.
-	var p window.Prepared
-	// Direct calls: through a func value, p would escape to the heap.
-	var err error
-	if accepted {
-		err = window.PrepareAccepted(o, len(m.ks), &p)
-	} else {
-		err = window.Prepare(o, len(m.ks), &p)
-	}
-	if err != nil {
-		return err
-	}
-	// Counted once in the arm's Shared, which the accumulators of every
-	// analysis reading the arm follow; those that do not take it (it is
-	// outside their time) exclude it. Narrowing, in takesLocked, reads the
-	// accumulators before the event.
-	var takeBuf, skipBuf [16]*window.Cumulative
-	take, skip := takeBuf[:0], skipBuf[:0]
 	ns, period := t.UnixNano(), t.Unix()/narrowEvery
 	m.acc.Lock()
 	defer m.acc.Unlock()
 	// rerouteLocked attaches and detaches under acc: a route replaced
 	// since it was read is read again, so that it and its Shared agree.
-	if now := m.route.Load(); now != routes {
-		if r = (*now)[arm]; r == nil {
-			return nil
+	r := (*m.route.Load())[arm]
+	if r == nil {
+		return nil
+	}
+	// Checked and digested once for all of them, into the Manager's own
+	// Prepared: acc is held, and a fresh one would be cleared every event.
+	p := &m.prepared
+	var err error
+	if accepted {
+		err = window.PrepareAccepted(o, len(m.ks), p)
+	} else {
+		err = window.Prepare(o, len(m.ks), p)
+	}
+	if err != nil {
+		return err
+	}
+	// Counted once in the arm's Shared, which the accumulators of every
+	// analysis reading the arm follow. Most events fall in the time of
+	// every analysis and in a narrowing period already begun: those go to
+	// all of the route's accumulators at once.
+	all := true
+	for _, s := range r.sides {
+		if an := s.an; ns < an.startNs || ns >= an.endNs || period > an.lastPeriod {
+			all = false
+			break
 		}
 	}
+	if !all {
+		m.observeSomeLocked(r, ns, period)
+		return nil
+	}
+	for _, s := range r.sides {
+		if s.cand {
+			s.an.events.Arm++
+		} else {
+			s.an.events.Baseline++
+		}
+	}
+	// The accumulators attached to the arm's Shared are the route's.
+	r.sh.AddAll(p)
+	return nil
+}
+
+// observeSomeLocked adds m.prepared to the accumulators of r whose
+// analyses take it and excludes it from the others. Narrowing, in
+// takesLocked, reads the accumulators before the event.
+func (m *Manager) observeSomeLocked(r *armRoute, ns, period int64) {
+	p := &m.prepared
+	take := make([]*window.Cumulative, 0, len(r.sides))
+	var skip []*window.Cumulative
 	for _, s := range r.sides {
 		if !s.an.takesLocked(ns, period) {
 			skip = append(skip, s.cu)
@@ -372,12 +400,11 @@ func (m *Manager) observe(o *window.Observation, t time.Time, accepted bool) err
 			s.an.events.Baseline++
 		}
 	}
-	r.sh.Add(&p)
-	window.AddRuns(take, &p)
+	r.sh.Add(p)
+	window.AddRuns(take, p)
 	for _, cu := range skip {
-		cu.Exclude(&p)
+		cu.Exclude(p)
 	}
-	return nil
 }
 
 // ObservePair adds a judgement pair at t to the analyses reading its arm.
