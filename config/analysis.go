@@ -3,10 +3,8 @@ package config
 import (
 	"fmt"
 	"maps"
-	"math"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/shadoweval/shadoweval/window"
@@ -38,7 +36,7 @@ type AnalysisCheck struct {
 
 // Absolute tells an absolute check (the candidate's own value against
 // Threshold) from a comparison with the baseline.
-func (c AnalysisCheck) Absolute() bool { return c.Op != "" }
+func (c AnalysisCheck) Absolute() bool { return c.Kind() == CheckAbsolute }
 
 // Defaults of the analysis section.
 const (
@@ -131,10 +129,6 @@ func (c *Config) fillAnalysisDefaults() {
 
 // checkSetRE is a check set name: it goes in URLs and JSON bodies.
 var checkSetRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
-
-// analysisQuantiles are the quantile metrics an analysis can judge: the
-// sequential quantile test runs on the cited ΔS only.
-var analysisQuantiles = []string{"delta_s_median", "delta_s_p90"}
 
 func (k *checker) analysis() {
 	a := &k.c.Analysis
@@ -279,42 +273,20 @@ func (k *checker) analysisCheck(set string, i int) {
 		}
 	}
 
-	if !ch.Absolute() {
-		if ch.Threshold != 0 {
-			k.checkf(set, i, "threshold", "threshold goes with op (an absolute check); a comparison check takes tolerance")
-		}
-		hi := 1.0
-		if kind == window.Kappa {
-			hi = 2 // κ spans [-1, 1]
-		}
-		switch {
-		case math.IsNaN(ch.Tolerance) || math.IsInf(ch.Tolerance, 0):
-			k.checkf(set, i, "tolerance", "tolerance must be a finite number")
-		case known && !(ch.Tolerance >= 0 && ch.Tolerance < hi):
-			k.checkf(set, i, "tolerance", "tolerance %s is out of range [0, %s) for %s metric %q",
-				fmtFloat(ch.Tolerance), fmtFloat(hi), kindName(kind), ch.Metric)
-		case !known && ch.Tolerance < 0:
-			k.checkf(set, i, "tolerance", "tolerance %s is negative", fmtFloat(ch.Tolerance))
-		}
-	} else {
-		if !slices.Contains(gateOps, ch.Op) {
-			k.checkf(set, i, "op", "op %q is not one of %s", ch.Op, strings.Join(gateOps, ", "))
-		}
-		if ch.Tolerance != 0 {
-			k.checkf(set, i, "tolerance", "tolerance goes with a comparison check; an absolute check (op set) takes threshold")
-		}
-		if math.IsNaN(ch.Threshold) || math.IsInf(ch.Threshold, 0) {
-			k.checkf(set, i, "threshold", "threshold must be a finite number")
-		} else if known {
-			if why := thresholdProblem(ch.Metric, kind, false, ch.Threshold); why != "" {
-				k.checkf(set, i, "threshold", "%s", why)
-			}
-		}
+	if check := checkKinds[ch.Kind()]; check != nil {
+		check(k, set, i, kind, known)
 	}
 
 	if ch.MinSamples < 0 {
 		k.checkf(set, i, "min_samples", "min_samples must be >= 0, got %d", ch.MinSamples)
 	}
+}
+
+// citedQuantile says whether metric is a quantile of the cited ΔS: the
+// sequential quantile test runs on that distribution only.
+func citedQuantile(metric string) bool {
+	s, _ := window.Lookup(metric)
+	return s.Row.Sketch() == window.CitedDeltaS
 }
 
 // analysisMetricProblem says why an analysis cannot judge a known metric,
@@ -325,7 +297,7 @@ func analysisMetricProblem(metric string, kind window.Kind) string {
 	switch {
 	case kind == window.Proportion, kind == window.Kappa:
 		return ""
-	case kind == window.Quantile && slices.Contains(analysisQuantiles, metric):
+	case kind == window.Quantile && citedQuantile(metric):
 		return ""
 	case kind == window.Quantile:
 		return fmt.Sprintf("%s; %q is a quantile of the retrieved ΔS, not of the cited ΔS", judged, metric)

@@ -172,7 +172,7 @@ func TestAnalysisRules(t *testing.T) {
 	set := func(lines ...string) string {
 		return "analysis:\n  checks:\n    mine:\n" + strings.Join(lines, "\n") + "\n"
 	}
-	cases := []struct{ name, yaml, want string }{
+	checkParseErrors(t, []parseErrorCase{
 		// Scalars.
 		{"alpha zero", "analysis: {alpha: 0}\n", `config.yaml:1: analysis.alpha: must be in (0, 0.5), got 0`},
 		{"alpha one", "analysis:\n  alpha: 1\n", `config.yaml:2: analysis.alpha: must be in (0, 0.5), got 1`},
@@ -241,56 +241,29 @@ func TestAnalysisRules(t *testing.T) {
 		// The shipped sets break only through k, and say how to fix it.
 		{"shipped set without k 5", "k:\n  - 1\n  - 10\n" + "gates: [{name: g, metric: chr, op: '>=', threshold: 0.5}]\n" + "analysis:\n  checks:\n    canary: [{metric: chr}]\n",
 			`config.yaml:1: analysis.checks.eligibility[5] "recall_at_5": unknown metric "recall_at_5": 5 is not in k [1, 10] (a shipped check set: give your own analysis.checks.eligibility to replace it)`},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := Parse([]byte(tc.yaml), "config.yaml")
-			if err == nil {
-				t.Fatalf("Parse succeeded, want %q; input:\n%s", tc.want, tc.yaml)
-			}
-			if c != nil {
-				t.Error("Parse returned a config with its error")
-			}
-			if err.Error() != tc.want {
-				t.Errorf("error:\n%s\nwant:\n%s\ninput:\n%s", err, tc.want, tc.yaml)
-			}
-		})
-	}
+	})
 }
 
 // TestAnalysisInCode: Validate on check sets built in code, where messages
 // have no file or line and left-out names and min_samples are allowed.
 func TestAnalysisInCode(t *testing.T) {
-	cases := []struct {
-		name   string
-		change func(a *AnalysisConfig)
-		want   string
-	}{
-		{"NaN alpha", func(a *AnalysisConfig) { a.Alpha = math.NaN() }, `analysis.alpha: must be in (0, 0.5), got NaN`},
-		{"NaN tolerance", func(a *AnalysisConfig) { a.Checks["canary"][1].Tolerance = math.NaN() },
+	checkInCode(t, []inCodeCase{
+		{"NaN alpha", func(c *Config) { c.Analysis.Alpha = math.NaN() }, `analysis.alpha: must be in (0, 0.5), got NaN`},
+		{"NaN tolerance", func(c *Config) { c.Analysis.Checks["canary"][1].Tolerance = math.NaN() },
 			`analysis.checks.canary[1] "chr": tolerance must be a finite number`},
-		{"infinite threshold", func(a *AnalysisConfig) { a.Checks["eligibility"][0].Threshold = math.Inf(-1) },
+		{"infinite threshold", func(c *Config) { c.Analysis.Checks["eligibility"][0].Threshold = math.Inf(-1) },
 			`analysis.checks.eligibility[0] "coverage": threshold must be a finite number`},
-		{"no canary set", func(a *AnalysisConfig) { delete(a.Checks, "canary") },
+		{"no canary set", func(c *Config) { delete(c.Analysis.Checks, "canary") },
 			`analysis.checks: the shipped "canary" set is missing; the verdict endpoints use it`},
-		{"no sets", func(a *AnalysisConfig) { a.Checks = nil },
+		{"no sets", func(c *Config) { c.Analysis.Checks = nil },
 			"analysis.checks: the shipped \"canary\" set is missing; the verdict endpoints use it\n" +
 				`analysis.checks: the shipped "eligibility" set is missing; the verdict endpoints use it`},
-		{"names left out clash", func(a *AnalysisConfig) {
-			a.Checks["x"] = []AnalysisCheck{{Metric: "chr"}, {Metric: "chr", Op: "<", Threshold: 0.9}}
+		{"names left out clash", func(c *Config) {
+			c.Analysis.Checks["x"] = []AnalysisCheck{{Metric: "chr"}, {Metric: "chr", Op: "<", Threshold: 0.9}}
 		}, `analysis.checks.x[1]: duplicate name (also analysis.checks.x[0]); checks of one metric need names of their own`},
-		{"empty set name", func(a *AnalysisConfig) { a.Checks[""] = []AnalysisCheck{{Metric: "chr"}} },
+		{"empty set name", func(c *Config) { c.Analysis.Checks[""] = []AnalysisCheck{{Metric: "chr"}} },
 			`analysis.checks: a set name is empty`},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c := Default()
-			tc.change(&c.Analysis)
-			if err := c.Validate(); err == nil || err.Error() != tc.want {
-				t.Errorf("Validate() = %v, want %q", err, tc.want)
-			}
-		})
-	}
+	})
 	// Left out in code: name = metric, min_samples = the default.
 	c := Default()
 	c.Analysis.Checks["x"] = []AnalysisCheck{{Metric: "chr"}, {Metric: "kappa", Op: ">=", Threshold: 0.5}}

@@ -416,7 +416,7 @@ func TestDefaultYAMLHasEveryKey(t *testing.T) {
 }
 
 func TestDecodeErrors(t *testing.T) {
-	cases := []struct{ name, in, want string }{
+	checkParseErrors(t, []parseErrorCase{
 		{"unknown top-level key", "nats: {}\nnatz: {}\n", `config.yaml:2: unknown field "natz" at the top level`},
 		{"unknown nested key", "nats:\n  url: \"\"\n  jetstrem: true\n", `config.yaml:3: unknown field "jetstrem" in nats`},
 		{"unknown deep key", "nats:\n  tls:\n    ca: x\n", `config.yaml:3: unknown field "ca" in nats.tls`},
@@ -452,21 +452,7 @@ func TestDecodeErrors(t *testing.T) {
 			"config.yaml:1: unknown field \"natz\" at the top level\n" +
 				"config.yaml:2: join.ttl: invalid duration \"x\": want a number and a unit, like 10s, 5m, 1h or 1m30s\n" +
 				"config.yaml:3: k[0]: want an integer, got \"a\""},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := Parse([]byte(tc.in), "config.yaml")
-			if err == nil {
-				t.Fatalf("Parse succeeded, want %q", tc.want)
-			}
-			if c != nil {
-				t.Error("Parse returned a config with its error")
-			}
-			if err.Error() != tc.want {
-				t.Errorf("error:\n%s\nwant:\n%s", err, tc.want)
-			}
-		})
-	}
+	})
 }
 
 func TestAliasesAndMerge(t *testing.T) {

@@ -57,10 +57,11 @@ const (
 // and 50 pairs (one abstention of 50 is exactly 0.02; κ below ~50 pairs
 // swings by more than its 0.75 margin).
 func DefaultMinSamples(metric string) int {
-	switch metric {
-	case "lambda_convergence", "lambda_flip_rate":
+	s, _ := window.Lookup(metric)
+	switch s.Row.Unit() {
+	case window.LambdaGroups:
 		return 20
-	case "agreement", "kappa", "abstain_rate":
+	case window.Pairs:
 		return 50
 	}
 	return 100

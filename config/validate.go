@@ -25,7 +25,6 @@ var (
 	bucketRE   = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 	logLevels  = []string{"debug", "info", "warn", "error"}
 	gateOps    = []string{">=", ">", "<=", "<"}
-	perKPrefix = []string{"recall_at_", "mean_precision_at_", "mean_recall_at_"}
 )
 
 // Validate checks the configuration and returns every problem found, joined
@@ -532,22 +531,16 @@ func (k *checker) gate(i int) {
 		}
 	}
 
-	if g.CompareTo != "" {
-		switch {
-		case armProblem(g.CompareTo) != "":
-			k.gatef(i, "compare_to", "compare_to %s", armProblem(g.CompareTo))
-		case known && (kind == window.Kappa || kind == window.Distance):
-			k.gatef(i, "compare_to", "compare_to is not supported on %s metric %q", kindName(kind), g.Metric)
-		case slices.Contains(g.Arms, g.CompareTo):
-			k.gatef(i, "compare_to", "compare_to %q is one of the gate's own arms", g.CompareTo)
-		}
+	if check := gateKinds[g.Kind()].check; check != nil {
+		check(k, i, kind, known)
 	}
 }
 
-// threshold checks the threshold of gate i against the range of its metric.
+// threshold checks the threshold of gate i against the range of its metric,
+// or of a difference of it for a relative kind of gate.
 func (k *checker) threshold(i int, kind window.Kind) {
 	g := &k.c.Gates[i]
-	if why := thresholdProblem(g.Metric, kind, g.CompareTo != "", g.Threshold); why != "" {
+	if why := thresholdProblem(g.Metric, kind, gateKinds[g.Kind()].relative, g.Threshold); why != "" {
 		k.gatef(i, "threshold", "%s", why)
 	}
 }
@@ -578,9 +571,9 @@ func thresholdProblem(metric string, kind window.Kind, compared bool, t float64)
 
 // kHint explains an unknown per-k metric whose k is not configured.
 func (k *checker) kHint(metric string) string {
-	for _, p := range perKPrefix {
-		rest, ok := strings.CutPrefix(metric, p)
-		if !ok {
+	for _, m := range window.Registry() {
+		rest, ok := strings.CutPrefix(metric, m.Name)
+		if !ok || m.Over != window.PerK {
 			continue
 		}
 		if n, err := strconv.Atoi(rest); err == nil && strconv.Itoa(n) == rest {

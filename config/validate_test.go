@@ -25,9 +25,7 @@ func indentLines(lines []string) string {
 // only it, with the exact message.
 func TestValidateRules(t *testing.T) {
 	ge := `op: ">="`
-	cases := []struct {
-		name, yaml, want string
-	}{
+	checkParseErrors(t, []parseErrorCase{
 		// Gates.
 		{"unknown metric", gateYAML("precison", ge, "threshold: 0.8"),
 			`config.yaml:3: gates[0] "g": unknown metric "precison"`},
@@ -182,31 +180,13 @@ func TestValidateRules(t *testing.T) {
 		// Gold.
 		{"no gold source", "gold: {file: ''}\n", `config.yaml:1: gold: no gold source: set gold.file or gold.kv_bucket`},
 		{"gold bucket name", "gold: {kv_bucket: 'a b'}\n", `config.yaml:1: gold.kv_bucket: "a b" is not a valid KV bucket name (letters, digits, '_' and '-')`},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := Parse([]byte(tc.yaml), "config.yaml")
-			if err == nil {
-				t.Fatalf("Parse succeeded, want %q; input:\n%s", tc.want, tc.yaml)
-			}
-			if c != nil {
-				t.Error("Parse returned a config with its error")
-			}
-			if err.Error() != tc.want {
-				t.Errorf("error:\n%s\nwant:\n%s\ninput:\n%s", err, tc.want, tc.yaml)
-			}
-		})
-	}
+	})
 }
 
 // TestValidateInCode checks Validate on configurations built in code:
 // without a file, messages name no file or line.
 func TestValidateInCode(t *testing.T) {
-	cases := []struct {
-		name   string
-		change func(*Config)
-		want   string
-	}{
+	checkInCode(t, []inCodeCase{
 		{"NaN threshold", func(c *Config) { c.Gates[0].Threshold = math.NaN() },
 			`gates[0] "ship_precision": threshold must be a finite number`},
 		{"infinite threshold", func(c *Config) { c.Gates[3].Threshold = math.Inf(1) },
@@ -219,17 +199,7 @@ func TestValidateInCode(t *testing.T) {
 			`windows: at least one window is needed`},
 		{"bad resolution", func(c *Config) { c.Windows[1].Resolution = Duration(7 * time.Second) },
 			`windows[1]: length 1h is not a whole multiple of resolution 7s`},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c := Default()
-			tc.change(&c)
-			err := c.Validate()
-			if err == nil || err.Error() != tc.want {
-				t.Errorf("Validate() = %v, want %q", err, tc.want)
-			}
-		})
-	}
+	})
 	c := Default()
 	if err := c.Validate(); err != nil {
 		t.Errorf("Default().Validate() = %v", err)

@@ -315,7 +315,7 @@ const (
 // after each.
 func runArgo(t *testing.T, s *sidecarUnderTest, podHash string, batch int) (*argoRun, []v1alpha1.AnalysisPhase, []string) {
 	t.Helper()
-	r := newReadmeRun(t, s.base, podHash, nil)
+	r := newReadmeRun(t, s.Base, podHash, nil)
 	var phases []v1alpha1.AnalysisPhase
 	var verdicts []string
 	budget := r.run.Spec.Metrics[0].EffectiveCount().IntValue()
@@ -385,7 +385,7 @@ func TestArgoHealthyCanarySucceeds(t *testing.T) {
 // below live. The run is never Successful and ends Failed on fail.
 func TestArgoDegradedCanaryFails(t *testing.T) {
 	s := startSidecar(t, nil)
-	s.setQuality("canary", qualityDegraded)
+	s.traffic.SetQuality("canary", qualityDegraded)
 	_, phases, verdicts := runArgo(t, s, "7c4d9e2a1", argoBatchDegraded)
 	checkKeptMeasuring(t, phases, verdicts)
 	s.checkDegraded("canary", "live")
@@ -404,14 +404,14 @@ func TestArgoDegradedCanaryFails(t *testing.T) {
 // carry over (the id holds the pod-template hash).
 func TestArgoRevisionsAreSeparateAnalyses(t *testing.T) {
 	s := startSidecar(t, nil)
-	s.setQuality("canary", qualityDegraded)
+	s.traffic.SetQuality("canary", qualityDegraded)
 	_, phases, _ := runArgo(t, s, "7c4d9e2a1", argoBatchDegraded)
 	if last := phases[len(phases)-1]; last != v1alpha1.AnalysisPhaseFailed {
 		t.Fatalf("degraded revision: run %s, want Failed", last)
 	}
 	// The fix: a new revision, as good as live.
-	s.setQuality("canary", qualityLive)
-	r := newReadmeRun(t, s.base, "5b8e1f3c2", nil)
+	s.traffic.SetQuality("canary", qualityLive)
+	r := newReadmeRun(t, s.Base, "5b8e1f3c2", nil)
 	if p := r.measure(); p != v1alpha1.AnalysisPhaseRunning {
 		t.Fatalf("new revision, first measurement: run %s (%s), want Running", p, r.last().Value)
 	}
@@ -430,7 +430,7 @@ func TestArgoRevisionsAreSeparateAnalyses(t *testing.T) {
 func TestArgoOverlongAnalysisIDNeverPasses(t *testing.T) {
 	s := startSidecar(t, nil)
 	long := strings.Repeat("r", 240)
-	r := newReadmeRun(t, s.base, long, nil)
+	r := newReadmeRun(t, s.Base, long, nil)
 	for i := range 6 {
 		s.tick(argoInterval, argoBatch, "live", "canary")
 		p := r.measure()
@@ -450,8 +450,8 @@ func TestArgoOverlongAnalysisIDNeverPasses(t *testing.T) {
 // checks that decided are visible on the AnalysisRun.
 func TestArgoMeasurementValueCarriesChecks(t *testing.T) {
 	s := startSidecar(t, nil)
-	s.setQuality("canary", qualityDegraded)
-	r := newReadmeRun(t, s.base, "7c4d9e2a1", nil)
+	s.traffic.SetQuality("canary", qualityDegraded)
+	r := newReadmeRun(t, s.Base, "7c4d9e2a1", nil)
 	r.measure()
 	for range 5 {
 		s.tick(argoInterval, argoBatch, "live", "canary")
@@ -486,7 +486,7 @@ func TestArgoMeasurementValueCarriesChecks(t *testing.T) {
 // Inconclusive, which pauses the rollout: never Successful.
 func TestArgoNoEvidencePauses(t *testing.T) {
 	s := startSidecar(t, nil)
-	r := newReadmeRun(t, s.base, "4e2f8a6d0", nil)
+	r := newReadmeRun(t, s.Base, "4e2f8a6d0", nil)
 	budget := r.run.Spec.Metrics[0].EffectiveCount().IntValue()
 	var p v1alpha1.AnalysisPhase
 	n := 0
@@ -515,19 +515,19 @@ func TestArgoNoEvidencePauses(t *testing.T) {
 func TestArgoReadsStartedAnalysis(t *testing.T) {
 	s := startSidecar(t, nil)
 	const id = "retriever-9a8b7c6d5"
-	body := []byte(`{"id":"` + id + `","arm":"canary","baseline":"live","checks":"canary"}`)
-	if code, out := s.do(http.MethodPost, "/api/v1/analyses", body); code != http.StatusCreated {
+	body := `{"id":"` + id + `","arm":"canary","baseline":"live","checks":"canary"}`
+	if code, out := s.PostJSON("/api/v1/analyses", body); code != http.StatusCreated {
 		t.Fatalf("POST /api/v1/analyses: %d, want 201: %s", code, out)
 	}
-	if code, out := s.do(http.MethodPost, "/api/v1/analyses", body); code != http.StatusOK {
+	if code, out := s.PostJSON("/api/v1/analyses", body); code != http.StatusOK {
 		t.Fatalf("POST /api/v1/analyses again: %d, want 200: %s", code, out)
 	}
-	if code, out := s.get("/api/v1/analyses"); code != http.StatusOK || !strings.Contains(string(out), id) {
+	if code, out := s.Get("/api/v1/analyses"); code != http.StatusOK || !strings.Contains(string(out), id) {
 		t.Fatalf("GET /api/v1/analyses: %d, want 200 listing %s: %s", code, id, out)
 	}
-	s.setQuality("canary", qualityDegraded)
+	s.traffic.SetQuality("canary", qualityDegraded)
 	s.tick(argoInterval, argoBatch, "live", "canary")
-	r := newReadmeRun(t, s.base, "9a8b7c6d5", nil)
+	r := newReadmeRun(t, s.Base, "9a8b7c6d5", nil)
 	p := r.measure()
 	for i := 0; !p.Completed() && i < 20; i++ {
 		s.tick(argoInterval, argoBatch, "live", "canary")
@@ -536,13 +536,13 @@ func TestArgoReadsStartedAnalysis(t *testing.T) {
 	if p != v1alpha1.AnalysisPhaseFailed {
 		t.Fatalf("run %s (%s), want Failed: the traffic since the POST is degraded", p, r.last().Value)
 	}
-	if code, out := s.do(http.MethodDelete, "/api/v1/analyses/"+id, nil); code != http.StatusOK {
+	if code, _, out := s.Do(http.MethodDelete, "/api/v1/analyses/"+id, nil, "", ""); code != http.StatusOK {
 		t.Fatalf("DELETE /api/v1/analyses/%s: %d, want 200: %s", id, code, out)
 	}
-	if code, out := s.get("/api/v1/analyses/" + id); code != http.StatusOK {
+	if code, out := s.Get("/api/v1/analyses/" + id); code != http.StatusOK {
 		t.Fatalf("GET /api/v1/analyses/%s after DELETE: %d, want 200 (kept for analysis.retention): %s", id, code, out)
 	}
-	if code, out := s.do(http.MethodDelete, "/api/v1/analyses/no-such-analysis", nil); code != http.StatusNotFound {
+	if code, _, out := s.Do(http.MethodDelete, "/api/v1/analyses/no-such-analysis", nil, "", ""); code != http.StatusNotFound {
 		t.Errorf("DELETE of an unknown analysis: %d, want 404: %s", code, out)
 	}
 }

@@ -19,6 +19,8 @@ import (
 
 	flaggerv1 "github.com/fluxcd/flagger/pkg/apis/flagger/v1beta1"
 	"github.com/fluxcd/flagger/pkg/controller"
+
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 // readmeCanary is the Flagger Canary the README gives (its analysis part).
@@ -135,12 +137,12 @@ func bodySummary(body string) string {
 		Error   string `json:"error"`
 	}
 	if json.Unmarshal([]byte(body), &b) != nil {
-		return tail(strings.TrimSpace(body), 200)
+		return testenv.Tail(strings.TrimSpace(body), 200)
 	}
 	if b.Error != "" {
 		return "error: " + b.Error
 	}
-	return fmt.Sprintf("%s: verdict %s: %s", b.Hook, b.Verdict, tail(b.Reason, 200))
+	return fmt.Sprintf("%s: verdict %s: %s", b.Hook, b.Verdict, testenv.Tail(b.Reason, 200))
 }
 
 func (f *flaggerSim) setFailedChecks(n int) {
@@ -353,9 +355,9 @@ func withAnalysis(cd *flaggerv1.Canary, id string) {
 // check would roll it back), and confirm-promotion promotes on pass.
 func TestFlaggerHealthyCanaryPromoted(t *testing.T) {
 	s := startSidecar(t, nil)
-	s.setQuality("shadow", qualityShadowGood)
+	s.traffic.SetQuality("shadow", qualityShadowGood)
 	s.exactOffsets("shadow")
-	cd := newReadmeCanary(t, s.base, "rev-1")
+	cd := newReadmeCanary(t, s.Base, "rev-1")
 	cd.Spec.Analysis.Threshold = 1
 	withAnalysis(&cd, "retriever-rev-1")
 	f := &flaggerSim{t: t, cd: cd}
@@ -397,10 +399,10 @@ func TestFlaggerHealthyCanaryPromoted(t *testing.T) {
 // points below live is rolled back and never promoted.
 func TestFlaggerDegradedCanaryRolledBack(t *testing.T) {
 	s := startSidecar(t, nil)
-	s.setQuality("shadow", qualityShadowGood)
+	s.traffic.SetQuality("shadow", qualityShadowGood)
 	s.exactOffsets("shadow")
-	s.setQuality("canary", qualityDegraded)
-	cd := newReadmeCanary(t, s.base, "rev-2")
+	s.traffic.SetQuality("canary", qualityDegraded)
+	cd := newReadmeCanary(t, s.Base, "rev-2")
 	withAnalysis(&cd, "retriever-rev-2")
 	f := &flaggerSim{t: t, cd: cd}
 	runFlagger(t, s, f, "retriever-rev-2")
@@ -423,9 +425,9 @@ func TestFlaggerDegradedCanaryRolledBack(t *testing.T) {
 // failed check; pre-rollout fails it.
 func TestFlaggerIneligibleShadowHeld(t *testing.T) {
 	s := startSidecar(t, nil)
-	s.setQuality("shadow", qualityDegraded)
+	s.traffic.SetQuality("shadow", qualityDegraded)
 	s.exactOffsets("shadow")
-	cd := newReadmeCanary(t, s.base, "rev-3")
+	cd := newReadmeCanary(t, s.Base, "rev-3")
 	f := &flaggerSim{t: t, cd: cd}
 	for range 30 {
 		f.step()
@@ -456,9 +458,9 @@ func TestFlaggerIneligibleShadowHeld(t *testing.T) {
 // ineligible shadow.
 func TestFlaggerEligibilityWhileInconclusive(t *testing.T) {
 	s := startSidecar(t, nil)
-	s.setQuality("shadow", qualityShadowGood)
+	s.traffic.SetQuality("shadow", qualityShadowGood)
 	s.exactOffsets("shadow")
-	cd := newReadmeCanary(t, s.base, "rev-4")
+	cd := newReadmeCanary(t, s.Base, "rev-4")
 	for _, w := range cd.Spec.Analysis.Webhooks {
 		err := controller.CallWebhook(cd, flaggerv1.CanaryPhaseProgressing, w)
 		switch w.Type {
@@ -480,7 +482,7 @@ func TestFlaggerEligibilityWhileInconclusive(t *testing.T) {
 // canary in another namespace, or its next revision.
 func TestFlaggerDefaultAnalysisPerCanaryAndRevision(t *testing.T) {
 	s := startSidecar(t, nil)
-	s.setQuality("canary", qualityDegraded)
+	s.traffic.SetQuality("canary", qualityDegraded)
 	hook := func(cd flaggerv1.Canary, typ flaggerv1.HookType) error {
 		t.Helper()
 		for _, w := range cd.Spec.Analysis.Webhooks {
@@ -494,7 +496,7 @@ func TestFlaggerDefaultAnalysisPerCanaryAndRevision(t *testing.T) {
 		t.Fatalf("no %s webhook", typ)
 		return nil
 	}
-	a := newReadmeCanary(t, s.base, "rev-a")
+	a := newReadmeCanary(t, s.Base, "rev-a")
 	if err := hook(a, flaggerv1.RolloutHook); err != nil {
 		t.Fatalf("first rollout hook, no evidence yet: %v", err)
 	}
@@ -521,11 +523,11 @@ func TestFlaggerDefaultAnalysisPerCanaryAndRevision(t *testing.T) {
 	}
 	t.Logf("revision a failed after %d intervals", ticks)
 
-	other := newReadmeCanary(t, s.base, "rev-a")
+	other := newReadmeCanary(t, s.Base, "rev-a")
 	other.Name = "ranker"
-	otherNS := newReadmeCanary(t, s.base, "rev-a")
+	otherNS := newReadmeCanary(t, s.Base, "rev-a")
 	otherNS.Namespace = "search-staging"
-	next := newReadmeCanary(t, s.base, "rev-b")
+	next := newReadmeCanary(t, s.Base, "rev-b")
 	for name, cd := range map[string]flaggerv1.Canary{"another canary": other, "another namespace": otherNS, "the next revision": next} {
 		if err := hook(cd, flaggerv1.RollbackHook); err == nil {
 			t.Errorf("%s: rollback hook answered 2xx: it reads revision a's analysis", name)
@@ -545,7 +547,7 @@ func TestFlaggerDefaultAnalysisPerCanaryAndRevision(t *testing.T) {
 // stays shut), never a silent pass.
 func TestFlaggerBadInput(t *testing.T) {
 	s := startSidecar(t, nil)
-	cd := newReadmeCanary(t, s.base, "rev-5")
+	cd := newReadmeCanary(t, s.Base, "rev-5")
 	md := func(kv ...string) *map[string]string {
 		m := map[string]string{}
 		for i := 0; i < len(kv); i += 2 {
@@ -557,13 +559,13 @@ func TestFlaggerBadInput(t *testing.T) {
 		name string
 		w    flaggerv1.CanaryWebhook
 	}{
-		{"misspelt hook", flaggerv1.CanaryWebhook{Name: "typo", Type: flaggerv1.RolloutHook, URL: s.base + "/api/v1/flagger/rolout"}},
+		{"misspelt hook", flaggerv1.CanaryWebhook{Name: "typo", Type: flaggerv1.RolloutHook, URL: s.Base + "/api/v1/flagger/rolout"}},
 		{"analysis id with a slash and spaces", flaggerv1.CanaryWebhook{Name: "bad-id", Type: flaggerv1.RolloutHook,
-			URL: s.base + "/api/v1/flagger/rollout", Metadata: md("analysis", "retriever / rev 5")}},
+			URL: s.Base + "/api/v1/flagger/rollout", Metadata: md("analysis", "retriever / rev 5")}},
 		{"arm name with a space", flaggerv1.CanaryWebhook{Name: "bad-arm", Type: flaggerv1.RolloutHook,
-			URL: s.base + "/api/v1/flagger/rollout", Metadata: md("arm", "can ary")}},
+			URL: s.Base + "/api/v1/flagger/rollout", Metadata: md("arm", "can ary")}},
 		{"overlong analysis id", flaggerv1.CanaryWebhook{Name: "long-id", Type: flaggerv1.RolloutHook,
-			URL: s.base + "/api/v1/flagger/rollout", Metadata: md("analysis", strings.Repeat("a", 300))}},
+			URL: s.Base + "/api/v1/flagger/rollout", Metadata: md("analysis", strings.Repeat("a", 300))}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,14 +1,13 @@
 package sidecar_test
 
 import (
-	"context"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar"
 )
 
@@ -23,35 +22,23 @@ func TestAdminToken(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil { // a Secret's trailing newline
 		t.Fatal(err)
 	}
-	gold := copyFile(t, "testdata/gold_v1.jsonl", dir, "gold.jsonl")
-	cfg := testConfig(t, "", gold)
-	cfg.HTTP.AdminTokenFile = tokenFile
 	logs := &syncBuffer{}
-	app, err := sidecar.New(sidecar.Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	if err := app.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := app.Stop(ctx); err != nil {
-			t.Error(err)
-		}
+	// Registered before the app starts, this runs after it stops.
+	t.Cleanup(func() {
 		if strings.Contains(logs.String(), token) {
 			t.Errorf("the admin token is in the log:\n%s", logs.String())
 		}
-	}()
-	h := &testApp{t: t, base: "http://" + app.Addr()}
+	})
+	h := startApp(t, appOptions{embedded: true, goldFile: "testdata/gold_v1.jsonl", logs: logs,
+		configure: func(cfg *config.Config) { cfg.HTTP.AdminTokenFile = tokenFile }})
+	gold := h.GoldPath
 
 	for _, auth := range []string{"", "Bearer", "Bearer ", "Bearer wrong", "Bearer " + token + "x", "Basic " + token, token, "Bearer " + token[:len(token)-1]} {
 		hdr := http.Header{}
 		if auth != "" {
 			hdr.Set("Authorization", auth)
 		}
-		code, resp, body := h.do(http.MethodPost, "/-/reload", hdr)
+		code, resp, body := h.Do(http.MethodPost, "/-/reload", hdr, "", "")
 		if code != http.StatusUnauthorized || !strings.HasPrefix(resp.Get("WWW-Authenticate"), "Bearer") {
 			t.Errorf("Authorization %q: %d %q (WWW-Authenticate %q), want 401", auth, code, body, resp.Get("WWW-Authenticate"))
 		}
@@ -60,14 +47,14 @@ func TestAdminToken(t *testing.T) {
 		}
 	}
 	for _, auth := range []string{"Bearer " + token, "bearer " + token, "BEARER  " + token + " "} {
-		code, _, body := h.do(http.MethodPost, "/-/reload", http.Header{"Authorization": {auth}})
+		code, _, body := h.Do(http.MethodPost, "/-/reload", http.Header{"Authorization": {auth}}, "", "")
 		if code != http.StatusOK {
 			t.Errorf("Authorization %q: %d %s, want 200", auth, code, body)
 		}
 	}
-	h.checkMetric("shadoweval_gold_reloads_total", map[string]string{"result": "success"}, 4) // start + 3
+	h.CheckMetric("shadoweval_gold_reloads_total", map[string]string{"result": "success"}, 4) // start + 3
 	for _, path := range []string{"/-/ready", "/-/healthy", "/metrics", "/api/v1/windows", "/api/v1/verdict?arm=canary&window=5m"} {
-		if code, body := h.get(path); code != http.StatusOK {
+		if code, body := h.Get(path); code != http.StatusOK {
 			t.Errorf("GET %s without a token: %d %s", path, code, body)
 		}
 	}
@@ -82,7 +69,7 @@ func TestAdminToken(t *testing.T) {
 		{"/debug/pprof/goroutine?debug=1", "Bearer " + token, http.StatusOK},
 		{"/debug/pprof/cmdline", "Bearer " + token, http.StatusNotFound},
 	} {
-		code, _, body := h.do(http.MethodGet, c.path, http.Header{"Authorization": {c.auth}})
+		code, _, body := h.Do(http.MethodGet, c.path, http.Header{"Authorization": {c.auth}}, "", "")
 		if code != c.want {
 			t.Errorf("GET %s with %q: %d, want %d", c.path, c.auth, code, c.want)
 		}
@@ -98,13 +85,13 @@ func TestAdminToken(t *testing.T) {
 func TestPprofOpen(t *testing.T) {
 	t.Parallel()
 	h := startApp(t, appOptions{goldFile: "testdata/gold_v1.jsonl"})
-	if code, body := h.get("/debug/pprof/"); code != http.StatusOK || !strings.Contains(string(body), "goroutine") {
+	if code, body := h.Get("/debug/pprof/"); code != http.StatusOK || !strings.Contains(string(body), "goroutine") {
 		t.Errorf("GET /debug/pprof/: %d %.200s", code, body)
 	}
-	if code, body := h.get("/debug/pprof/heap?debug=1"); code != http.StatusOK || !strings.Contains(string(body), "heap profile") {
+	if code, body := h.Get("/debug/pprof/heap?debug=1"); code != http.StatusOK || !strings.Contains(string(body), "heap profile") {
 		t.Errorf("GET /debug/pprof/heap: %d %.200s", code, body)
 	}
-	if code, _ := h.get("/debug/pprof/cmdline"); code != http.StatusNotFound {
+	if code, _ := h.Get("/debug/pprof/cmdline"); code != http.StatusNotFound {
 		t.Errorf("GET /debug/pprof/cmdline: %d, want 404", code)
 	}
 }
@@ -132,7 +119,7 @@ func TestAdminTokenFile(t *testing.T) {
 
 	// None configured: reload is open (the default).
 	h := startApp(t, appOptions{goldFile: "testdata/gold_v1.jsonl"})
-	if code, body := h.post("/-/reload"); code != http.StatusOK {
+	if code, body := h.Post("/-/reload"); code != http.StatusOK {
 		t.Errorf("POST /-/reload with no token configured: %d %s", code, body)
 	}
 }

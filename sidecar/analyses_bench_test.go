@@ -1,14 +1,11 @@
 package sidecar
 
 import (
-	"runtime"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
-	"github.com/shadoweval/shadoweval/stream"
-	"github.com/shadoweval/shadoweval/stream/gen"
 )
 
 // BenchmarkApplyAnalyses is BenchmarkApply on compact events of the live
@@ -24,24 +21,7 @@ func BenchmarkApplyAnalyses(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			runtime.GC()
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu0 := processCPU()
-			n := 0
-			var ts []byte
-			for b.Loop() {
-				m := &msgs[n%len(msgs)]
-				now := time.Now()
-				if n%256 == 0 {
-					ts = now.UTC().AppendFormat(ts[:0], gen.TSLayout)
-				}
-				copy(m.data[7:], ts)
-				a.handle(&stream.Message{Kind: stream.KindTrace, Subject: m.subject, Data: m.data, Received: now})
-				n++
-			}
-			cpu := processCPU() - cpu0
-			b.StopTimer()
+			n, cpu := applyEach(b, a, msgs)
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/op")
 			if active > 0 {
 				an, _ := a.analyses.m.Get("bench0")

@@ -24,7 +24,7 @@ import (
 
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
 	"github.com/shadoweval/shadoweval/stream/gen"
-	"github.com/shadoweval/shadoweval/stream/streamtest"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 // childConfig is what writeChildConfig puts in a child's config.
@@ -62,14 +62,14 @@ func writeChildConfig(t *testing.T, c childConfig) string {
 
 // startAnalysis starts analysis id on canary vs live through the API.
 func (h *testApp) startAnalysis(id string) analysis.Result {
-	h.t.Helper()
-	code, body := h.postJSON("/api/v1/analyses", `{"id":"`+id+`","arm":"canary","baseline":"live","checks":"canary"}`)
+	h.T.Helper()
+	code, body := h.PostJSON("/api/v1/analyses", `{"id":"`+id+`","arm":"canary","baseline":"live","checks":"canary"}`)
 	if code != http.StatusCreated {
-		h.t.Fatalf("POST /api/v1/analyses %s: %d %s", id, code, body)
+		h.T.Fatalf("POST /api/v1/analyses %s: %d %s", id, code, body)
 	}
 	var r analysis.Result
 	if err := json.Unmarshal(body, &r); err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	return r
 }
@@ -141,10 +141,10 @@ func analysisEvents(pubs []jsPub) analysis.Samples {
 // retries, split halves, judgement pairs, malformed and late events).
 func TestAnalysisJetStreamKillRestart(t *testing.T) {
 	t.Parallel()
-	ns := startJSServer(t)
+	ns := testenv.RunRestartable(t)
 	gold := copyFile(t, "testdata/gold_v1.jsonl", t.TempDir(), "gold.jsonl")
-	cfgA := writeChildConfig(t, childConfig{url: ns.url(), gold: gold, durable: "killed", bucket: "analyses_killed", jetstream: true})
-	cfgB := writeChildConfig(t, childConfig{url: ns.url(), gold: gold, durable: "steady", bucket: "analyses_steady", jetstream: true})
+	cfgA := writeChildConfig(t, childConfig{url: ns.URL(), gold: gold, durable: "killed", bucket: "analyses_killed", jetstream: true})
+	cfgB := writeChildConfig(t, childConfig{url: ns.URL(), gold: gold, durable: "steady", bucket: "analyses_steady", jetstream: true})
 	a := startSidecarProcess(t, "sidecar A", cfgA)
 	b := startSidecarProcess(t, "sidecar B", cfgB)
 	a.waitReady("A", http.StatusOK)
@@ -162,13 +162,8 @@ func TestAnalysisJetStreamKillRestart(t *testing.T) {
 	want := expectedEvents(pubs)
 	wantEvents := analysisEvents(pubs)
 
-	nc := streamtest.Connect(t, ns.url())
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
+	_, js := testenv.ConnectJetStream(t, ns.URL())
+	ctx := testenv.Context(t, waitTimeout)
 	var published atomic.Int64
 	pubErr := make(chan error, 1)
 	go func() { pubErr <- publishAll(ctx, js, pubs, &published) }()
@@ -222,13 +217,13 @@ func TestAnalysisJetStreamKillRestart(t *testing.T) {
 // a replay of the windows' span alone would leave its analysis empty.
 func TestAnalysisJetStreamReplayFromStart(t *testing.T) {
 	t.Parallel()
-	ns := startJSServer(t)
+	ns := testenv.RunRestartable(t)
 	genOpt := gen.Options{Seed: 20310307, Items: 300, Awkward: -1}
 	gold := writeGenGold(t, genOpt)
 	const span = 1500 * time.Millisecond // the longest window + max_lateness
 	short := "windows:\n  - {length: 1s, resolution: 100ms}\nwindow:\n  max_lateness: 500ms\n"
-	cfgA := writeChildConfig(t, childConfig{url: ns.url(), gold: gold, durable: "killed", bucket: "analyses_killed", jetstream: true, extra: short})
-	cfgB := writeChildConfig(t, childConfig{url: ns.url(), gold: gold, durable: "steady", bucket: "analyses_steady", jetstream: true, extra: short})
+	cfgA := writeChildConfig(t, childConfig{url: ns.URL(), gold: gold, durable: "killed", bucket: "analyses_killed", jetstream: true, extra: short})
+	cfgB := writeChildConfig(t, childConfig{url: ns.URL(), gold: gold, durable: "steady", bucket: "analyses_steady", jetstream: true, extra: short})
 	a := startSidecarProcess(t, "sidecar A", cfgA)
 	b := startSidecarProcess(t, "sidecar B", cfgB)
 	a.waitReady("A", http.StatusOK)
@@ -239,13 +234,8 @@ func TestAnalysisJetStreamReplayFromStart(t *testing.T) {
 
 	// Events without ts: their event time is the time the server stored
 	// them, after both starts.
-	nc := streamtest.Connect(t, ns.url())
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
+	_, js := testenv.ConnectJetStream(t, ns.URL())
+	ctx := testenv.Context(t, waitTimeout)
 	genOpt.Arms = []string{"live", "canary"}
 	src := gen.NewTraceSource(genOpt)
 	const n = 300
@@ -300,14 +290,14 @@ func kvCheckpoint(ctx context.Context, t *testing.T, kv jetstream.KeyValue, id s
 // those events does.
 func TestAnalysisCoreNATSKillRestart(t *testing.T) {
 	t.Parallel()
-	ns := startJSServer(t)
+	ns := testenv.RunRestartable(t)
 	genOpt := gen.Options{Seed: 20310306, Items: 300, Awkward: -1}
 	gold := writeGenGold(t, genOpt)
 	const bucketA = "analyses_core_a"
-	cfgA := writeChildConfig(t, childConfig{url: ns.url(), gold: gold, durable: "core-a", bucket: bucketA})
+	cfgA := writeChildConfig(t, childConfig{url: ns.URL(), gold: gold, durable: "core-a", bucket: bucketA})
 	// B reads its own subjects, so that the test can send A events B
 	// never sees.
-	cfgB := writeChildConfig(t, childConfig{url: ns.url(), gold: gold, durable: "core-b", bucket: "analyses_core_b", prefix: "ref"})
+	cfgB := writeChildConfig(t, childConfig{url: ns.URL(), gold: gold, durable: "core-b", bucket: "analyses_core_b", prefix: "ref"})
 	a := startSidecarProcess(t, "sidecar A", cfgA)
 	b := startSidecarProcess(t, "sidecar B", cfgB)
 	a.waitReady("A", http.StatusOK)
@@ -317,7 +307,7 @@ func TestAnalysisCoreNATSKillRestart(t *testing.T) {
 	ra := a.startAnalysis(id)
 	b.startAnalysis(id)
 
-	nc := streamtest.Connect(t, ns.url())
+	nc, js := testenv.ConnectJetStream(t, ns.URL())
 	genOpt.Arms = []string{"live", "canary"}
 	genOpt.Now = time.Now // after both starts
 	src := gen.NewTraceSource(genOpt)
@@ -344,13 +334,8 @@ func TestAnalysisCoreNATSKillRestart(t *testing.T) {
 	}
 	const n1, gap, n3 = 600, 150, 600
 
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Bounds the test's own NATS calls, over several waits.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*waitTimeout)
-	defer cancel()
+	ctx := testenv.Context(t, 3*waitTimeout)
 	kv, err := js.KeyValue(ctx, bucketA)
 	if err != nil {
 		t.Fatalf("A's checkpoint bucket: %v", err)
@@ -414,5 +399,5 @@ func TestAnalysisCoreNATSKillRestart(t *testing.T) {
 	ra = a.waitAnalysisEvents(id, n1+n3, n1+n3)
 	rb := b.waitAnalysisEvents(id, n1+n3, n1+n3)
 	sameAnalysis(t, "A resumed vs B", ra, rb, 6)
-	a.checkMetric("shadoweval_analysis_checkpoint_errors_total", nil, 0)
+	a.CheckMetric("shadoweval_analysis_checkpoint_errors_total", nil, 0)
 }

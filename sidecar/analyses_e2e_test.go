@@ -21,6 +21,8 @@ import (
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
 	"github.com/shadoweval/shadoweval/stream/gen"
+	"github.com/shadoweval/shadoweval/testenv"
+	"github.com/shadoweval/shadoweval/testenv/apptest"
 )
 
 // TestAnalysesE2E walks canary analyses through their verdicts with
@@ -62,26 +64,10 @@ func TestAnalysesE2E(t *testing.T) {
 			}
 		},
 	})
-	verdicts := subscribe(t, h.nc, "shadoweval.verdicts.>")
+	verdicts := subscribe(t, h.NC, "shadoweval.verdicts.>")
 	genOpt.Arms = []string{"live", "canary", "shadow"}
-	genOpt.Now = h.clock.Now
-	src := gen.NewTraceSource(genOpt)
-	sent := map[string]int64{}
-	send := func(n int, arms ...string) {
-		t.Helper()
-		for range n {
-			for _, arm := range arms {
-				if err := h.nc.Publish("rag.trace."+arm, src.NextFor(arm)); err != nil {
-					t.Fatal(err)
-				}
-				sent[arm]++
-			}
-		}
-		if err := h.nc.FlushTimeout(waitTimeout); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t0 := h.clock.Now()
+	tr := h.Traffic(genOpt)
+	t0 := h.Clock.Now()
 
 	// 1. A verdict request naming an unknown analysis starts it.
 	x := h.verdict("/api/v1/verdict?arm=canary&analysis=X")
@@ -89,7 +75,7 @@ func TestAnalysesE2E(t *testing.T) {
 		x.Verdict != analysis.Inconclusive || !x.Since.Equal(t0) || x.Events != (analysis.Samples{}) || x.Ended != nil || x.Reason == "" {
 		t.Fatalf("GET /api/v1/verdict started %+v, want X on canary vs live, inconclusive, since %v", x, t0)
 	}
-	if code, body := h.postJSON("/api/v1/analyses", `{"id":"X","arm":"canary","baseline":"live","checks":"canary"}`); code != http.StatusOK {
+	if code, body := h.PostJSON("/api/v1/analyses", `{"id":"X","arm":"canary","baseline":"live","checks":"canary"}`); code != http.StatusOK {
 		t.Errorf("POST /api/v1/analyses for the running X: %d, want 200: %s", code, body)
 	}
 	// Flagger: a payload without metadata gets one analysis per canary and
@@ -112,56 +98,48 @@ func TestAnalysesE2E(t *testing.T) {
 			t.Errorf("GET /api/v1/analyses/%s: arm %s since %v, want %s since %v", want.id, got.Arm, got.Since, want.arm, t0)
 		}
 	}
-	inconclusiveHooks := map[string]int{
-		"rollout": 200, "confirm-traffic-increase": 200, "confirm-promotion": 412, "rollback": 412,
-		"confirm-rollout": 412, "pre-rollout": 200,
-	}
-	h.checkFlagger("X inconclusive", metaX, analysis.Inconclusive, inconclusiveHooks)
-	h.checkFlagger("flagger id inconclusive", noMeta, analysis.Inconclusive, inconclusiveHooks)
+	h.checkFlagger("X inconclusive", metaX, analysis.Inconclusive)
+	h.checkFlagger("flagger id inconclusive", noMeta, analysis.Inconclusive)
 	h.checkJudge("X inconclusive", kayentaBody("", "X", 95, 75), "", "X", analysis.Inconclusive, 75)
 	h.checkJudge("X inconclusive, marginal over pass", kayentaBody("", "X", 70, 75), "", "X", analysis.Inconclusive, 69)
 
 	// 2. Healthy canary, live and shadow traffic: still inconclusive with
 	// little of it, then pass. An inconclusive first verdict sends no
 	// message (the messages are checked at the end).
-	send(100, "live", "canary", "shadow")
-	h.waitAnalysisEvents("X", sent["canary"], sent["live"])
-	h.app.TickAnalysesNow()
+	tr.Send(100, "live", "canary", "shadow")
+	h.waitAnalysisEvents("X", tr.Sent("canary"), tr.Sent("live"))
+	h.Sidecar.TickAnalysesNow()
 	if r := h.analysis("X"); r.Verdict != analysis.Inconclusive {
 		t.Fatalf("X after 100 events per arm: %s (%s), want inconclusive", r.Verdict, r.Reason)
 	}
 	for x.Verdict != analysis.Pass {
-		if sent["canary"] >= 40000 {
-			t.Fatalf("X still %s after %d events per arm: %s", x.Verdict, sent["canary"], x.Reason)
+		if tr.Sent("canary") >= 40000 {
+			t.Fatalf("X still %s after %d events per arm: %s", x.Verdict, tr.Sent("canary"), x.Reason)
 		}
 		if x.Verdict == analysis.Fail {
 			t.Fatalf("healthy canary failed: %s", x.Reason)
 		}
-		send(2500, "live", "canary", "shadow")
-		x = h.waitAnalysisEvents("X", sent["canary"], sent["live"])
-		h.app.TickAnalysesNow()
+		tr.Send(2500, "live", "canary", "shadow")
+		x = h.waitAnalysisEvents("X", tr.Sent("canary"), tr.Sent("live"))
+		h.Sidecar.TickAnalysesNow()
 	}
-	t.Logf("X passed after %d events per arm", sent["canary"])
+	t.Logf("X passed after %d events per arm", tr.Sent("canary"))
 	checkPassed(t, x)
 	for _, id := range []string{flaggerID, "X.eligibility", flaggerID + ".eligibility"} {
 		if r := h.analysis(id); r.Verdict != analysis.Pass {
 			t.Errorf("%s: %s (%s), want pass on healthy traffic", id, r.Verdict, r.Reason)
 		}
 	}
-	passHooks := map[string]int{
-		"rollout": 200, "confirm-traffic-increase": 200, "confirm-promotion": 200, "rollback": 412,
-		"confirm-rollout": 200, "pre-rollout": 200,
-	}
-	h.checkFlagger("X passed", metaX, analysis.Pass, passHooks)
-	h.checkFlagger("flagger id passed", noMeta, analysis.Pass, passHooks)
+	h.checkFlagger("X passed", metaX, analysis.Pass)
+	h.checkFlagger("flagger id passed", noMeta, analysis.Pass)
 	h.checkJudge("X passed", kayentaBody("", "X", 95, 75), "", "X", analysis.Pass, 100)
 	h.checkJudge("flagger id passed, named by a tag", kayentaBody(flaggerID, "", 95, 75), "", flaggerID, analysis.Pass, 100)
 
 	// /metrics: the running analyses, each verdict and check, labelled
 	// only by analysis, arm, baseline, verdict, check and metric.
-	h.checkMetric("shadoweval_analyses_active", nil, 4)
-	h.checkMetric("shadoweval_analysis_checkpoint_errors_total", nil, 0)
-	fams := h.scrape()
+	h.CheckMetric("shadoweval_analyses_active", nil, 4)
+	h.CheckMetric("shadoweval_analysis_checkpoint_errors_total", nil, 0)
+	fams := h.Scrape()
 	for name, labels := range map[string]string{
 		"shadoweval_analysis_verdict":        "analysis,arm,baseline,verdict",
 		"shadoweval_analysis_check_estimate": "analysis,check,metric",
@@ -173,7 +151,7 @@ func TestAnalysesE2E(t *testing.T) {
 			t.Errorf("/metrics: no %s", name)
 			continue
 		}
-		if got := labelNames(f); got != labels {
+		if got := testenv.LabelNames(f); got != labels {
 			t.Errorf("/metrics: %s has labels %s, want %s", name, got, labels)
 		}
 	}
@@ -182,13 +160,13 @@ func TestAnalysesE2E(t *testing.T) {
 		if v == analysis.Pass {
 			want = 1
 		}
-		h.checkMetric("shadoweval_analysis_verdict", map[string]string{"analysis": "X", "arm": "canary", "baseline": "live", "verdict": string(v)}, want)
+		h.CheckMetric("shadoweval_analysis_verdict", map[string]string{"analysis": "X", "arm": "canary", "baseline": "live", "verdict": string(v)}, want)
 	}
 	x = h.analysis("X")
 	for _, c := range x.Checks {
 		labels := map[string]string{"analysis": "X", "check": c.Name, "metric": c.Metric}
 		if c.Estimate == nil {
-			if _, ok := series(fams, "shadoweval_analysis_check_estimate", labels); ok {
+			if _, ok := fams.Series("shadoweval_analysis_check_estimate", labels); ok {
 				t.Errorf("/metrics: an estimate for %s, which has no data", c.Name)
 			}
 			continue
@@ -198,7 +176,7 @@ func TestAnalysesE2E(t *testing.T) {
 			"shadoweval_analysis_check_lower":    c.Interval[0],
 			"shadoweval_analysis_check_upper":    c.Interval[1],
 		} {
-			h.checkMetric(name, labels, want)
+			h.CheckMetric(name, labels, want)
 		}
 	}
 
@@ -207,7 +185,7 @@ func TestAnalysesE2E(t *testing.T) {
 	// analysis stays readable and leaves /metrics.
 	bearer := func(tok string) http.Header { return http.Header{"Authorization": {"Bearer " + tok}} }
 	for what, hdr := range map[string]http.Header{"no token": nil, "a wrong token": bearer("guess"), "basic auth": {"Authorization": {"Basic eDp5"}}} {
-		if code, body := h.doBody(http.MethodDelete, "/api/v1/analyses/X", "", "", hdr); code != http.StatusUnauthorized {
+		if code, _, body := h.Do(http.MethodDelete, "/api/v1/analyses/X", hdr, "", ""); code != http.StatusUnauthorized {
 			t.Errorf("DELETE /api/v1/analyses/X with %s: %d, want 401: %s", what, code, body)
 		}
 	}
@@ -215,20 +193,20 @@ func TestAnalysesE2E(t *testing.T) {
 		t.Fatalf("X ended by an unauthorised DELETE: %+v", r)
 	}
 	for _, id := range []string{"X", flaggerID} {
-		code, body := h.doBody(http.MethodDelete, "/api/v1/analyses/"+url.PathEscape(id), "", "", bearer(token))
+		code, _, body := h.Do(http.MethodDelete, "/api/v1/analyses/"+url.PathEscape(id), bearer(token), "", "")
 		var r analysis.Result
 		if err := json.Unmarshal(body, &r); code != http.StatusOK || err != nil || r.Ended == nil || !r.Ended.Equal(t0) || r.EndReason != "ended" || r.Verdict != analysis.Pass {
 			t.Errorf("DELETE /api/v1/analyses/%s with the token: %d %s, want 200, ended at %v, still pass", id, code, body, t0)
 		}
 	}
-	if code, body := h.doBody(http.MethodDelete, "/api/v1/analyses/nosuch", "", "", bearer(token)); code != http.StatusNotFound {
+	if code, _, body := h.Do(http.MethodDelete, "/api/v1/analyses/nosuch", bearer(token), "", ""); code != http.StatusNotFound {
 		t.Errorf("DELETE of an unknown analysis: %d, want 404: %s", code, body)
 	}
 	if r := h.verdict("/api/v1/verdict?arm=canary&analysis=X"); r.Ended == nil || r.Verdict != analysis.Pass {
 		t.Errorf("verdict of the ended X: %+v, want it ended and pass", r)
 	}
-	h.checkMetric("shadoweval_analyses_active", nil, 2)
-	for _, f := range h.scrape() {
+	h.CheckMetric("shadoweval_analyses_active", nil, 2)
+	for _, f := range h.Scrape() {
 		for _, m := range f.GetMetric() {
 			for _, lp := range m.GetLabel() {
 				if lp.GetName() == "analysis" && (lp.GetValue() == "X" || lp.GetValue() == flaggerID) {
@@ -240,10 +218,10 @@ func TestAnalysesE2E(t *testing.T) {
 
 	// 4. A second analysis from a minute later, on a degraded canary,
 	// fails; so does the canary's eligibility.
-	h.clock.Advance(time.Minute)
-	t1 := h.clock.Now()
+	h.Clock.Advance(time.Minute)
+	t1 := h.Clock.Now()
 	for i, want := range []int{http.StatusCreated, http.StatusOK} {
-		code, body := h.postJSON("/api/v1/analyses", `{"id":"Y","arm":"canary","baseline":"live","checks":"canary"}`)
+		code, body := h.PostJSON("/api/v1/analyses", `{"id":"Y","arm":"canary","baseline":"live","checks":"canary"}`)
 		var r analysis.Result
 		if err := json.Unmarshal(body, &r); code != want || err != nil || r.Analysis != "Y" || !r.Since.Equal(t1) {
 			t.Fatalf("POST /api/v1/analyses Y (%d): %d %s, want %d since %v", i+1, code, body, want, t1)
@@ -253,18 +231,14 @@ func TestAnalysesE2E(t *testing.T) {
 	if code, r := h.flagger("pre-rollout", metaY); code != http.StatusOK || r.Analysis != "Y.eligibility" || r.Arm != "canary" || r.Verdict != analysis.Inconclusive {
 		t.Errorf("pre-rollout for Y: %d %s on %s %s, want 200 from Y.eligibility on canary, inconclusive", code, r.Analysis, r.Arm, r.Verdict)
 	}
-	src.SetQuality("canary", 0)
-	h.failOn("Y", send, sent)
+	tr.SetQuality("canary", 0)
+	h.failOn("Y", tr)
 	if r := h.analysis("Y.eligibility"); r.Verdict != analysis.Fail {
 		t.Errorf("Y.eligibility on the degraded canary: %s (%s), want fail", r.Verdict, r.Reason)
 	}
-	failHooks := map[string]int{
-		"rollout": 412, "confirm-traffic-increase": 412, "confirm-promotion": 412, "rollback": 200,
-		"confirm-rollout": 412, "pre-rollout": 412,
-	}
-	h.checkFlagger("Y failed", metaY, analysis.Fail, failHooks)
+	h.checkFlagger("Y failed", metaY, analysis.Fail)
 	h.checkJudge("Y failed", kayentaBody("", "", 95, 75), "?analysis=Y", "Y", analysis.Fail, 0)
-	h.checkMetric("shadoweval_analysis_verdict", map[string]string{"analysis": "Y", "arm": "canary", "baseline": "live", "verdict": "fail"}, 1)
+	h.CheckMetric("shadoweval_analysis_verdict", map[string]string{"analysis": "Y", "arm": "canary", "baseline": "live", "verdict": "fail"}, 1)
 	if r := h.analysis("X"); r.Events != x.Events {
 		t.Errorf("the ended X took events: %+v, had %+v", r.Events, x.Events)
 	}
@@ -272,13 +246,13 @@ func TestAnalysesE2E(t *testing.T) {
 	// 5. Verdict messages: one per change, each carrying its analysis.
 	// More ticks change nothing; a last analysis that fails is the mark
 	// that every message published before it has arrived.
-	h.app.TickAnalysesNow()
-	h.app.TickAnalysesNow()
-	h.clock.Advance(time.Minute)
-	if code, body := h.postJSON("/api/v1/analyses", `{"id":"Z"}`); code != http.StatusCreated {
+	h.Sidecar.TickAnalysesNow()
+	h.Sidecar.TickAnalysesNow()
+	h.Clock.Advance(time.Minute)
+	if code, body := h.PostJSON("/api/v1/analyses", `{"id":"Z"}`); code != http.StatusCreated {
 		t.Fatalf("POST /api/v1/analyses Z: %d %s", code, body)
 	}
-	h.failOn("Z", send, sent)
+	h.failOn("Z", tr)
 	got := map[string][]analysis.Verdict{}
 	for done := false; !done; {
 		var r analysis.Result
@@ -317,21 +291,21 @@ func TestAnalysesE2E(t *testing.T) {
 		{`{"id":"ok","arm":"can*"}`, `arm "can*" has '*'`},
 		{`{"id":"ok","arm":"live"}`, `arm and baseline are both "live"`},
 	} {
-		code, out := h.postJSON("/api/v1/analyses", c.body)
+		code, out := h.PostJSON("/api/v1/analyses", c.body)
 		if code != http.StatusBadRequest || !strings.Contains(errorOf(out), c.reason) {
 			t.Errorf("POST /api/v1/analyses %s: %d %s, want 400 saying %q", c.body, code, out, c.reason)
 		}
 	}
-	if code, out := h.get("/api/v1/verdict?arm=can%3Ebad&analysis=ok"); code != http.StatusBadRequest || !strings.Contains(errorOf(out), `arm "can>bad" has '>'`) {
+	if code, out := h.Get("/api/v1/verdict?arm=can%3Ebad&analysis=ok"); code != http.StatusBadRequest || !strings.Contains(errorOf(out), `arm "can>bad" has '>'`) {
 		t.Errorf("GET /api/v1/verdict with a bad arm: %d %s, want 400 with the reason", code, out)
 	}
-	if code, out := h.postJSON("/api/v1/flagger/rollout", `{"name":`); code != http.StatusBadRequest || !strings.Contains(errorOf(out), "bad Flagger webhook payload") {
+	if code, out := h.PostJSON("/api/v1/flagger/rollout", `{"name":`); code != http.StatusBadRequest || !strings.Contains(errorOf(out), "bad Flagger webhook payload") {
 		t.Errorf("Flagger hook with bad JSON: %d %s, want 400", code, out)
 	}
-	if code, out := h.postJSON("/api/v1/flagger/post-rollout", noMeta); code != http.StatusNotFound || !strings.Contains(errorOf(out), "unknown Flagger hook") {
+	if code, out := h.PostJSON("/api/v1/flagger/post-rollout", noMeta); code != http.StatusNotFound || !strings.Contains(errorOf(out), "unknown Flagger hook") {
 		t.Errorf("unknown Flagger hook: %d %s, want 404", code, out)
 	}
-	if code, out := h.postJSON("/judge", `[`); code != http.StatusBadRequest || !strings.Contains(errorOf(out), "bad Kayenta remote judge request") {
+	if code, out := h.PostJSON("/judge", `[`); code != http.StatusBadRequest || !strings.Contains(errorOf(out), "bad Kayenta remote judge request") {
 		t.Errorf("Kayenta judge with bad JSON: %d %s, want 400", code, out)
 	}
 	if n := h.countRunning(); n != 5 {
@@ -341,28 +315,28 @@ func TestAnalysesE2E(t *testing.T) {
 	// 7. analysis.max_active: the table fills, then 429 with the reason,
 	// from the verdict endpoint too; ending one makes room.
 	for i := h.countRunning(); i < maxActive; i++ {
-		if code, out := h.postJSON("/api/v1/analyses", fmt.Sprintf(`{"id":"fill-%d"}`, i)); code != http.StatusCreated {
+		if code, out := h.PostJSON("/api/v1/analyses", fmt.Sprintf(`{"id":"fill-%d"}`, i)); code != http.StatusCreated {
 			t.Fatalf("POST /api/v1/analyses fill-%d with %d running: %d %s", i, i, code, out)
 		}
 	}
 	tooMany := fmt.Sprintf("%d of analysis.max_active %d are running", maxActive, maxActive)
-	if code, out := h.postJSON("/api/v1/analyses", `{"id":"one-more"}`); code != http.StatusTooManyRequests || !strings.Contains(errorOf(out), tooMany) {
+	if code, out := h.PostJSON("/api/v1/analyses", `{"id":"one-more"}`); code != http.StatusTooManyRequests || !strings.Contains(errorOf(out), tooMany) {
 		t.Errorf("POST /api/v1/analyses past max_active: %d %s, want 429 saying %q", code, out, tooMany)
 	}
-	if code, out := h.get("/api/v1/verdict?arm=canary&analysis=one-more"); code != http.StatusTooManyRequests || !strings.Contains(errorOf(out), tooMany) {
+	if code, out := h.Get("/api/v1/verdict?arm=canary&analysis=one-more"); code != http.StatusTooManyRequests || !strings.Contains(errorOf(out), tooMany) {
 		t.Errorf("GET /api/v1/verdict past max_active: %d %s, want 429", code, out)
 	}
-	if code, _ := h.postJSON("/api/v1/analyses", `{"id":"Y"}`); code != http.StatusOK {
+	if code, _ := h.PostJSON("/api/v1/analyses", `{"id":"Y"}`); code != http.StatusOK {
 		t.Errorf("POST /api/v1/analyses for the running Y with the table full: %d, want 200", code)
 	}
-	if code, out := h.doBody(http.MethodDelete, "/api/v1/analyses/Z", "", "", bearer(token)); code != http.StatusOK {
+	if code, _, out := h.Do(http.MethodDelete, "/api/v1/analyses/Z", bearer(token), "", ""); code != http.StatusOK {
 		t.Fatalf("DELETE Z: %d %s", code, out)
 	}
-	if code, out := h.postJSON("/api/v1/analyses", `{"id":"one-more"}`); code != http.StatusCreated {
+	if code, out := h.PostJSON("/api/v1/analyses", `{"id":"one-more"}`); code != http.StatusCreated {
 		t.Errorf("POST /api/v1/analyses after ending one: %d %s, want 201", code, out)
 	}
-	h.checkMetric("shadoweval_analyses_active", nil, maxActive)
-	if n := len(h.scrape()["shadoweval_analysis_verdict"].GetMetric()); n != 3*maxActive {
+	h.CheckMetric("shadoweval_analyses_active", nil, maxActive)
+	if n := len(h.Scrape()["shadoweval_analysis_verdict"].GetMetric()); n != 3*maxActive {
 		t.Errorf("/metrics: %d shadoweval_analysis_verdict series, want 3 per running analysis (%d)", n, 3*maxActive)
 	}
 }
@@ -417,25 +391,25 @@ func decodeResult(t testing.TB, what string, code int, body []byte) analysis.Res
 
 // verdict is GET path (an /api/v1/verdict URL), which answers 200.
 func (h *testApp) verdict(path string) analysis.Result {
-	h.t.Helper()
-	code, body := h.get(path)
-	return decodeResult(h.t, "GET "+path, code, body)
+	h.T.Helper()
+	code, body := h.Get(path)
+	return decodeResult(h.T, "GET "+path, code, body)
 }
 
 // analysis is GET /api/v1/analyses/{id}.
 func (h *testApp) analysis(id string) analysis.Result {
-	h.t.Helper()
+	h.T.Helper()
 	path := "/api/v1/analyses/" + url.PathEscape(id)
-	code, body := h.get(path)
-	return decodeResult(h.t, "GET "+path, code, body)
+	code, body := h.Get(path)
+	return decodeResult(h.T, "GET "+path, code, body)
 }
 
 // waitAnalysisEvents waits until analysis id has accumulated exactly arm
 // and baseline events and returns it.
 func (h *testApp) waitAnalysisEvents(id string, arm, baseline int64) analysis.Result {
-	h.t.Helper()
+	h.T.Helper()
 	var r analysis.Result
-	poll(h.t, fmt.Sprintf("analysis %s to count %d and %d events", id, arm, baseline), func() string {
+	poll(h.T, fmt.Sprintf("analysis %s to count %d and %d events", id, arm, baseline), func() string {
 		r = h.analysis(id)
 		if r.Events != (analysis.Samples{Arm: arm, Baseline: baseline}) {
 			return fmt.Sprintf("it counts %+v", r.Events)
@@ -445,41 +419,41 @@ func (h *testApp) waitAnalysisEvents(id string, arm, baseline int64) analysis.Re
 	return r
 }
 
-// failOn sends degraded canary and live traffic (send counts it in sent)
-// in steps, ticking the analyses after each, until analysis id, started
-// before the first step, fails; it returns its Result then.
-func (h *testApp) failOn(id string, send func(n int, arms ...string), sent map[string]int64) analysis.Result {
-	h.t.Helper()
-	canary0, live0 := sent["canary"], sent["live"]
+// failOn sends degraded canary and live traffic of tr in steps, ticking
+// the analyses after each, until analysis id, started before the first
+// step, fails; it returns its Result then.
+func (h *testApp) failOn(id string, tr *apptest.Traffic) analysis.Result {
+	h.T.Helper()
+	canary0, live0 := tr.Sent("canary"), tr.Sent("live")
 	for {
 		r := h.analysis(id)
 		switch {
 		case r.Verdict == analysis.Fail:
-			h.t.Logf("%s failed after %d canary events", id, r.Events.Arm)
+			h.T.Logf("%s failed after %d canary events", id, r.Events.Arm)
 			return r
 		case r.Verdict == analysis.Pass:
-			h.t.Fatalf("%s passed a degraded canary", id)
+			h.T.Fatalf("%s passed a degraded canary", id)
 		case r.Events.Arm >= 10000:
-			h.t.Fatalf("%s still %s after %d canary events: %s", id, r.Verdict, r.Events.Arm, r.Reason)
+			h.T.Fatalf("%s still %s after %d canary events: %s", id, r.Verdict, r.Events.Arm, r.Reason)
 		}
-		send(250, "live", "canary")
-		h.waitAnalysisEvents(id, sent["canary"]-canary0, sent["live"]-live0)
-		h.app.TickAnalysesNow()
+		tr.Send(250, "live", "canary")
+		h.waitAnalysisEvents(id, tr.Sent("canary")-canary0, tr.Sent("live")-live0)
+		h.Sidecar.TickAnalysesNow()
 	}
 }
 
 // countRunning is the number of running analyses in GET /api/v1/analyses.
 func (h *testApp) countRunning() int {
-	h.t.Helper()
-	code, body := h.get("/api/v1/analyses")
+	h.T.Helper()
+	code, body := h.Get("/api/v1/analyses")
 	if code != http.StatusOK {
-		h.t.Fatalf("GET /api/v1/analyses: %d %s", code, body)
+		h.T.Fatalf("GET /api/v1/analyses: %d %s", code, body)
 	}
 	var list struct {
 		Analyses []analysis.Result `json:"analyses"`
 	}
 	if err := json.Unmarshal(body, &list); err != nil {
-		h.t.Fatalf("GET /api/v1/analyses: %v in %s", err, body)
+		h.T.Fatalf("GET /api/v1/analyses: %v in %s", err, body)
 	}
 	n := 0
 	for _, r := range list.Analyses {
@@ -516,23 +490,42 @@ func flaggerBody(namespace, name, checksum string, metadata map[string]string) s
 
 // flagger posts body to a Flagger hook.
 func (h *testApp) flagger(hook, body string) (int, analysis.FlaggerResponse) {
-	h.t.Helper()
-	code, out := h.postJSON("/api/v1/flagger/"+hook, body)
+	h.T.Helper()
+	code, out := h.PostJSON("/api/v1/flagger/"+hook, body)
 	var r analysis.FlaggerResponse
 	if err := json.Unmarshal(out, &r); err != nil {
-		h.t.Fatalf("POST /api/v1/flagger/%s: %d, %v in %s", hook, code, err, out)
+		h.T.Fatalf("POST /api/v1/flagger/%s: %d, %v in %s", hook, code, err, out)
 	}
 	return code, r
 }
 
-// checkFlagger posts body to each hook and checks the status it answers
-// and that the canary hooks read an analysis whose verdict is v.
-func (h *testApp) checkFlagger(what, body string, v analysis.Verdict, want map[string]int) {
-	h.t.Helper()
+// flaggerHooks is the status each Flagger webhook answers for an
+// analysis of each verdict.
+var flaggerHooks = map[analysis.Verdict]map[string]int{
+	analysis.Inconclusive: {
+		"rollout": 200, "confirm-traffic-increase": 200, "confirm-promotion": 412, "rollback": 412,
+		"confirm-rollout": 412, "pre-rollout": 200,
+	},
+	analysis.Pass: {
+		"rollout": 200, "confirm-traffic-increase": 200, "confirm-promotion": 200, "rollback": 412,
+		"confirm-rollout": 200, "pre-rollout": 200,
+	},
+	analysis.Fail: {
+		"rollout": 412, "confirm-traffic-increase": 412, "confirm-promotion": 412, "rollback": 200,
+		"confirm-rollout": 412, "pre-rollout": 412,
+	},
+}
+
+// checkFlagger posts body to each hook and checks that it answers the
+// status of verdict v (flaggerHooks) and that the canary hooks read an
+// analysis whose verdict is v.
+func (h *testApp) checkFlagger(what, body string, v analysis.Verdict) {
+	h.T.Helper()
+	want := flaggerHooks[v]
 	for _, hook := range slices.Sorted(maps.Keys(want)) {
 		code, r := h.flagger(hook, body)
 		if code != want[hook] || r.Verdict != v {
-			h.t.Errorf("%s: POST /api/v1/flagger/%s: %d with %s %s (%s), want %d and %s", what, hook, code, r.Analysis, r.Verdict, r.Reason, want[hook], v)
+			h.T.Errorf("%s: POST /api/v1/flagger/%s: %d with %s %s (%s), want %d and %s", what, hook, code, r.Analysis, r.Verdict, r.Reason, want[hook], v)
 		}
 	}
 }
@@ -578,24 +571,24 @@ func kayentaBody(tagged, config string, pass, marginal float64) string {
 // Result: a check that passes is Pass, one that fails Low or High (by the
 // metric's direction), any other Nodata.
 func (h *testApp) checkJudge(what, body, query, id string, v analysis.Verdict, score float64) {
-	h.t.Helper()
-	code, out := h.postJSON("/judge"+query, body)
+	h.T.Helper()
+	code, out := h.PostJSON("/judge"+query, body)
 	if code != http.StatusOK {
-		h.t.Fatalf("%s: POST /judge: %d %s", what, code, out)
+		h.T.Fatalf("%s: POST /judge: %d %s", what, code, out)
 	}
 	var res analysis.KayentaJudgeResult
 	if err := json.Unmarshal(out, &res); err != nil {
-		h.t.Fatalf("%s: POST /judge: %v in %s", what, err, out)
+		h.T.Fatalf("%s: POST /judge: %v in %s", what, err, out)
 	}
 	class := map[analysis.Verdict]string{analysis.Pass: "Pass", analysis.Fail: "Fail", analysis.Inconclusive: "Nodata"}[v]
 	r := h.analysis(id)
 	if r.Verdict != v || res.JudgeName != "shadoweval" || res.Score.Score != score || res.Score.Classification != class ||
 		len(res.GroupScores) != 1 || res.GroupScores[0].Score != score || res.GroupScores[0].Classification != class ||
 		!strings.Contains(res.Score.ClassificationReason, id) {
-		h.t.Errorf("%s: POST /judge answered %s %v (%s), want %s %v from %s (now %s)", what, res.Score.Classification, res.Score.Score, res.Score.ClassificationReason, class, score, id, r.Verdict)
+		h.T.Errorf("%s: POST /judge answered %s %v (%s), want %s %v from %s (now %s)", what, res.Score.Classification, res.Score.Score, res.Score.ClassificationReason, class, score, id, r.Verdict)
 	}
 	if len(res.Results) != len(r.Checks) {
-		h.t.Fatalf("%s: POST /judge: %d results for %d checks", what, len(res.Results), len(r.Checks))
+		h.T.Fatalf("%s: POST /judge: %d results for %d checks", what, len(res.Results), len(r.Checks))
 	}
 	for i, c := range r.Checks {
 		want := "Nodata"
@@ -609,7 +602,7 @@ func (h *testApp) checkJudge(what, body, query, id string, v analysis.Verdict, s
 		}
 		got := res.Results[i]
 		if got.Name != c.Name || got.Classification != want || got.Tags["analysis"] != id || got.Tags["metric"] != c.Metric {
-			h.t.Errorf("%s: POST /judge result %d: %s %s (tags %v), want %s %s", what, i, got.Name, got.Classification, got.Tags, c.Name, want)
+			h.T.Errorf("%s: POST /judge result %d: %s %s (tags %v), want %s %s", what, i, got.Name, got.Classification, got.Tags, c.Name, want)
 		}
 	}
 }

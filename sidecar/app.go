@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -64,6 +65,7 @@ type App struct {
 	goldWait time.Duration
 
 	gold     *GoldStore
+	goldKV   *stream.KVWatch // gold.kv_bucket (goldkv.go); nil without one
 	win      *window.Windows
 	writers  []*window.Writer // one per ingest goroutine (stream.Message.Worker)
 	outcomes *window.OutcomeCounter
@@ -156,6 +158,7 @@ func New(opt Options) (*App, error) {
 	a.pairs = newPairer(time.Duration(cfg.Join.TTL), cfg.Join.MaxPending)
 	a.gold = NewGoldStore(cfg.Gold.File)
 	a.gold.OnReload = a.onGoldReload
+	a.gold.OnChange = func(set *GoldSet) { a.metrics.goldItems.Set(float64(set.Len())) }
 	a.obsPool.New = func() any { return new(window.Observation) }
 	a.scratch.New = func() any { return new(stream.TraceScratch) }
 	a.dedupe = newDedupe(a)
@@ -209,12 +212,17 @@ func ingestWorkers(cfg *config.Config) int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// Start loads the gold set, connects to NATS (starting an embedded server
-// when no URL is configured), subscribes and serves HTTP. It returns once
-// everything is up; the work goes on until Stop.
+// Start loads the gold file, connects to NATS (starting an embedded server
+// when no URL is configured), loads the gold bucket, subscribes and serves
+// HTTP. It returns once everything is up; the work goes on until Stop.
 func (a *App) Start(ctx context.Context) error {
-	if err := a.gold.Reload(); err != nil {
-		return err
+	if a.cfg.Gold.File != "" {
+		if err := a.gold.Reload(); err != nil {
+			if a.cfg.Gold.KVBucket != "" && errors.Is(err, fs.ErrNotExist) {
+				err = fmt.Errorf("%w (to use gold.kv_bucket alone, set gold.file to \"\")", err)
+			}
+			return err
+		}
 	}
 	url := a.cfg.NATS.URL
 	if url == "" {
@@ -256,6 +264,13 @@ func (a *App) Start(ctx context.Context) error {
 	a.nc = nc
 	a.connected.Store(true)
 	a.pub = stream.NewPublisher(nc)
+	// Before the subscriptions: no event is judged on part of the gold.
+	if a.cfg.Gold.KVBucket != "" {
+		if err := a.openGoldKV(ctx); err != nil {
+			a.shutdownNATS()
+			return err
+		}
+	}
 	// Before the first event: a JetStream replay reaches back to the
 	// oldest restored analysis.
 	a.restoreAnalyses(ctx)
@@ -295,6 +310,9 @@ func (a *App) Start(ctx context.Context) error {
 		}
 	})
 	a.goBackground(func() { a.gold.Watch(bg, a.goldWait) })
+	if a.goldKV != nil {
+		a.goBackground(func() { a.goldKVLoop(bg) })
+	}
 	a.goBackground(func() { a.expireLoop(bg) })
 	a.goBackground(func() { a.jetStreamLoop(bg) })
 	a.goBackground(func() { a.gateLoop(bg) })
@@ -351,6 +369,9 @@ func (a *App) Stop(ctx context.Context) error {
 
 func (a *App) shutdownNATS() {
 	a.stopping.Store(true)
+	if a.goldKV != nil {
+		a.goldKV.Stop()
+	}
 	if a.nc != nil {
 		a.nc.Close()
 	}
@@ -390,7 +411,8 @@ func (a *App) Ready() error {
 	return nil
 }
 
-// Reload reads the gold file again; a bad file keeps the old set.
+// Reload reads the gold file again; a bad file keeps the old set. The
+// gold bucket needs no reload: its changes apply as they happen.
 func (a *App) Reload() error { return a.gold.Reload() }
 
 // Windows exposes the windows (for the demo and the gate engine).
@@ -405,8 +427,11 @@ func (a *App) onGoldReload(set *GoldSet, err error) {
 	}
 	a.metrics.goldReloads.WithLabelValues("success").Inc()
 	a.metrics.goldOK.Set(1)
-	a.metrics.goldItems.Set(float64(set.Len()))
 	a.metrics.goldLast.Set(float64(set.LoadedAt.UnixNano()) / 1e9)
+	if set.KV != nil {
+		a.log.Info("gold loaded", "file", set.Source, "items", set.Len(), "kv_bucket", a.cfg.Gold.KVBucket, "kv_items", len(set.KV))
+		return
+	}
 	a.log.Info("gold loaded", "file", set.Source, "items", set.Len())
 }
 

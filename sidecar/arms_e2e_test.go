@@ -13,31 +13,27 @@ import (
 func TestUnknownQIDsAreUnlabeled(t *testing.T) {
 	t.Parallel()
 	h := startApp(t, appOptions{goldFile: "testdata/gold_v1.jsonl"})
-	h.publishJSON("rag.trace.u", goodTrace("A1"))
+	h.PublishJSON("rag.trace.u", goodTrace("A1"))
 	for _, qid := range []string{"Z1", "Z2", "a1"} { // a1: qids are case-sensitive
 		ev := goodTrace("A1")
 		ev.QID = qid
-		h.publishJSON("rag.trace.u", ev)
+		h.PublishJSON("rag.trace.u", ev)
 	}
 	// q_id is the alias of qid: unknown all the same.
-	h.publish("rag.trace.u", []byte(`{"q_id":"Z4","retrieved_ids":["p1#1"],"answer_json":{"claim":"x","citations":["p1#1"]}}`))
+	h.Publish("rag.trace.u", []byte(`{"q_id":"Z4","retrieved_ids":["p1#1"],"answer_json":{"claim":"x","citations":["p1#1"]}}`))
 
 	// The same known event alone, in another arm, for reference.
-	h.publishJSON("rag.trace.ref", goodTrace("A1"))
+	h.PublishJSON("rag.trace.ref", goodTrace("A1"))
 
 	rep := h.waitEvents("u", map[string]int64{"scored": 1, "unlabeled": 4})
 	ref := h.waitEvents("ref", map[string]int64{"scored": 1})
 	if d := diffMetrics(ref, rep); len(d) > 0 {
 		t.Errorf("unlabeled events moved metrics:\n%s", strings.Join(d, "\n"))
 	}
-	if got := samples(t, rep, "precision"); got != 1 {
-		t.Errorf("precision has %d samples, want 1", got)
-	}
-	if got := value(t, rep, "precision"); got != 1 {
-		t.Errorf("precision = %v, want 1", got)
-	}
-	h.checkMetric("shadoweval_events_total", map[string]string{"kind": "trace", "arm": "u", "outcome": "unlabeled"}, 4)
-	h.checkMetric("shadoweval_events_total", map[string]string{"kind": "trace", "arm": "u", "outcome": "scored"}, 1)
+	checkSamples(t, rep, "precision", 1, "")
+	checkValue(t, rep, "precision", 1)
+	h.CheckMetric("shadoweval_events_total", map[string]string{"kind": "trace", "arm": "u", "outcome": "unlabeled"}, 4)
+	h.CheckMetric("shadoweval_events_total", map[string]string{"kind": "trace", "arm": "u", "outcome": "scored"}, 1)
 }
 
 // TestArmResolution: the arm is the event's arm field, else the last token
@@ -49,10 +45,10 @@ func TestArmResolution(t *testing.T) {
 		h := startApp(t, appOptions{goldFile: "testdata/gold_v1.jsonl"})
 		ev := goodTrace("A1")
 		ev.Arm = "bar"
-		h.publishJSON("rag.trace.foo", ev) // field wins
-		h.publishJSON("rag.trace.foo", goodTrace("A2"))
-		h.publishJSON("rag.trace.foo", goodTrace("U1"))
-		h.publishJSON("rag.trace.deep.baz", goodTrace("A1")) // last token
+		h.PublishJSON("rag.trace.foo", ev) // field wins
+		h.PublishJSON("rag.trace.foo", goodTrace("A2"))
+		h.PublishJSON("rag.trace.foo", goodTrace("U1"))
+		h.PublishJSON("rag.trace.deep.baz", goodTrace("A1")) // last token
 
 		h.waitEvents("bar", map[string]int64{"scored": 1})
 		h.waitEvents("foo", map[string]int64{"scored": 2})
@@ -67,9 +63,9 @@ func TestArmResolution(t *testing.T) {
 		// Split halves take their arm the same way, and join on it.
 		ret := event{QID: "A1", RequestID: "r1", Arm: "qux", RetrievedIDs: []string{"p1#1"}}
 		ans := event{QID: "A1", RequestID: "r1", Answer: &answer{Claim: "Alpha rejects null keys.", Citations: []string{"p1#1"}}}
-		h.publishJSON("rag.retrieval.foo", ret)
+		h.PublishJSON("rag.retrieval.foo", ret)
 		h.waitPending(1)
-		h.publishJSON("rag.answer.qux", ans)
+		h.PublishJSON("rag.answer.qux", ans)
 		h.waitEvents("qux", map[string]int64{"scored": 1})
 		h.waitPending(0)
 	})
@@ -79,10 +75,10 @@ func TestArmResolution(t *testing.T) {
 		h := startApp(t, appOptions{embedded: true, goldFile: "testdata/gold_v1.jsonl", configure: func(c *config.Config) {
 			c.Subjects.Trace = "ragtrace"
 		}})
-		h.publishJSON("ragtrace", goodTrace("A1"))
+		h.PublishJSON("ragtrace", goodTrace("A1"))
 		ev := goodTrace("A2")
 		ev.Arm = "canary"
-		h.publishJSON("ragtrace", ev)
+		h.PublishJSON("ragtrace", ev)
 		h.waitEvents("live", map[string]int64{"scored": 1})
 		h.waitEvents("canary", map[string]int64{"scored": 1})
 		if rep, ok := h.report("ragtrace"); ok {

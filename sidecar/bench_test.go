@@ -105,6 +105,32 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// applyEach handles the messages in turn, one an iteration of b.Loop, on
+// one goroutine, and returns how many it handled and the process' CPU
+// time meanwhile.
+func applyEach(b *testing.B, a *App, msgs []benchMsg) (n int, cpu time.Duration) {
+	runtime.GC()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	var ts []byte
+	for b.Loop() {
+		m := &msgs[n%len(msgs)]
+		now := time.Now()
+		if n%256 == 0 {
+			// The publisher stamps ts; refresh it often enough that the
+			// lag stays realistic.
+			ts = now.UTC().AppendFormat(ts[:0], gen.TSLayout)
+		}
+		copy(m.data[7:], ts)
+		a.handle(&stream.Message{Kind: stream.KindTrace, Subject: m.subject, Data: m.data, Received: now})
+		n++
+	}
+	cpu = processCPU() - cpu0
+	b.StopTimer()
+	return n, cpu
+}
+
 // BenchmarkApply: one goroutine, as the sidecar's trace subscription.
 func BenchmarkApply(b *testing.B) {
 	for _, shape := range benchShapes {
@@ -115,28 +141,7 @@ func BenchmarkApply(b *testing.B) {
 				size += len(m.data)
 			}
 			b.ReportMetric(float64(size)/float64(len(msgs)), "bytes/msg")
-			runtime.GC()
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu0 := processCPU()
-			n := 0
-			var ts []byte
-			var tsAt time.Time
-			for b.Loop() {
-				m := &msgs[n%len(msgs)]
-				now := time.Now()
-				if n%256 == 0 {
-					// The publisher stamps ts; refresh it often enough
-					// that the lag stays realistic.
-					ts, tsAt = now.UTC().AppendFormat(ts[:0], gen.TSLayout), now
-				}
-				copy(m.data[7:], ts)
-				_ = tsAt
-				a.handle(&stream.Message{Kind: stream.KindTrace, Subject: m.subject, Data: m.data, Received: now})
-				n++
-			}
-			cpu := processCPU() - cpu0
-			b.StopTimer()
+			n, cpu := applyEach(b, a, msgs)
 			if n > 0 && cpu > 0 {
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/op")
 				b.ReportMetric(float64(n)/cpu.Seconds(), "events/s/core")

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 // idEvent is an event with an idempotency key and an event time.
@@ -17,21 +19,19 @@ type idEvent struct {
 
 // publishWithID publishes v on subject with a Nats-Msg-Id header ("" none).
 func (h *testApp) publishWithID(subject, msgID string, v any) {
-	h.t.Helper()
+	h.T.Helper()
 	data, err := json.Marshal(v)
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
 	if msgID != "" {
 		msg.Header.Set(nats.MsgIdHdr, msgID)
 	}
-	if err := h.nc.PublishMsg(msg); err != nil {
-		h.t.Fatal(err)
+	if err := h.NC.PublishMsg(msg); err != nil {
+		h.T.Fatal(err)
 	}
-	if err := h.nc.Flush(); err != nil {
-		h.t.Fatal(err)
-	}
+	testenv.Flush(h.T, h.NC)
 }
 
 // TestDuplicates: an event sent twice with the same event_id, or without
@@ -67,30 +67,26 @@ func TestDuplicates(t *testing.T) {
 	h.publishWithID("rag.judgement.d", "j-2", j)
 	rep := h.waitEvents("d", map[string]int64{"scored": 6, "duplicate": 4})
 	// Applied once: one sample per scored trace.
-	if got := samples(t, rep, "precision"); got != 3 {
-		t.Errorf("precision has %d samples, want 3 (A1 and A2 twice)", got)
-	}
-	if got := samples(t, rep, "agreement"); got != 1 {
-		t.Errorf("agreement has %d samples, want 1 pair", got)
-	}
-	h.checkMetric("shadoweval_events_total", map[string]string{"kind": "trace", "arm": "d", "outcome": "duplicate"}, 3)
-	h.checkMetric("shadoweval_events_total", map[string]string{"kind": "judgement", "arm": "d", "outcome": "duplicate"}, 1)
-	h.checkMetric("shadoweval_dedupe_keys", nil, 7)
+	checkSamples(t, rep, "precision", 3, "A1 and A2 twice")
+	checkSamples(t, rep, "agreement", 1, "one pair")
+	h.CheckMetric("shadoweval_events_total", map[string]string{"kind": "trace", "arm": "d", "outcome": "duplicate"}, 3)
+	h.CheckMetric("shadoweval_events_total", map[string]string{"kind": "judgement", "arm": "d", "outcome": "duplicate"}, 1)
+	h.CheckMetric("shadoweval_dedupe_keys", nil, 7)
 
 	// An hour and two minutes later, the keys of then are forgotten: the
 	// first new event drops them, and the old event_id is a new event
 	// again (with its old ts, it is late, not a duplicate).
 	old := clockBase.Format(time.RFC3339Nano)
-	h.clock.Advance(time.Hour + 2*time.Minute)
+	h.Clock.Advance(time.Hour + 2*time.Minute)
 	h.publishWithID("rag.trace.d", "", idEvent{event: goodTrace("A2"), EventID: "e-new"})
 	h.waitEvents("d", map[string]int64{"scored": 1})
-	h.checkMetric("shadoweval_dedupe_keys", nil, 1)
+	h.CheckMetric("shadoweval_dedupe_keys", nil, 1)
 	h.publishWithID("rag.trace.d", "", idEvent{event: goodTrace("A1"), EventID: "e-1", TS: old})
 	h.waitEvents("d", map[string]int64{"scored": 1, "late": 1})
 	h.publishWithID("rag.trace.d", "", a1) // ts: now
 	h.publishWithID("rag.trace.d", "", a1)
 	h.waitEvents("d", map[string]int64{"scored": 2, "late": 1, "duplicate": 1})
-	h.checkMetric("shadoweval_dedupe_keys", nil, 2)
+	h.CheckMetric("shadoweval_dedupe_keys", nil, 2)
 }
 
 // TestDuplicateSplitHalves: the halves of a split event may share an
@@ -105,8 +101,6 @@ func TestDuplicateSplitHalves(t *testing.T) {
 	h.publishWithID("rag.retrieval.s", "", ret)
 	h.publishWithID("rag.answer.s", "", ans)
 	rep := h.waitEvents("s", map[string]int64{"scored": 1, "duplicate": 1})
-	if got := value(t, rep, "precision"); got != 1 {
-		t.Errorf("precision %v, want 1", got)
-	}
+	checkValue(t, rep, "precision", 1)
 	h.waitPending(0)
 }

@@ -3,7 +3,6 @@ package sidecar_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -14,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/shadoweval/shadoweval/sidecar/offline"
-	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/stream/gen"
 )
 
@@ -187,17 +185,7 @@ func TestLiveMatchesOfflineScore(t *testing.T) {
 			}
 
 			h := startApp(t, appOptions{embedded: tc.embedded, goldFile: ds.gold})
-			f, err := os.Open(ds.trace)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-			defer cancel()
-			st, err := stream.Replay(ctx, h.nc, f, stream.ReplayOptions{Name: ds.trace, Subject: "rag.trace.live"})
-			if err != nil {
-				t.Fatalf("replay: %v", err)
-			}
+			st := h.replay(ds.trace, "rag.trace.live")
 			if st.Sent != tc.items {
 				t.Fatalf("replay sent %d messages, want %d", st.Sent, tc.items)
 			}

@@ -24,7 +24,7 @@ import (
 	"github.com/shadoweval/shadoweval/sidecar/gates"
 	"github.com/shadoweval/shadoweval/stream/gen"
 
-	"github.com/shadoweval/shadoweval/sidecar/internal/testtools"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 // TestGateCanaryPrecisionE2E walks one canary precision alert gate through
@@ -43,7 +43,7 @@ import (
 // test's own run time; it is 3m (no re-send happens during the test).
 func TestGateCanaryPrecisionE2E(t *testing.T) {
 	t.Parallel()
-	amBase := startAlertmanager(t)
+	amBase := testenv.StartAlertmanager(t, "", testenv.AlertmanagerNullConfig)
 
 	// The gate judges the shortest configured window.
 	def := config.Default()
@@ -80,10 +80,12 @@ func TestGateCanaryPrecisionE2E(t *testing.T) {
 	h := startApp(t, appOptions{
 		goldFile:   goldFile,
 		clockStart: t0,
-		onGateTransition: func(tr gates.Transition) {
-			trMu.Lock()
-			transitions = append(transitions, tr)
-			trMu.Unlock()
+		options: func(o *sidecar.Options) {
+			o.OnGateTransition = func(tr gates.Transition) {
+				trMu.Lock()
+				transitions = append(transitions, tr)
+				trMu.Unlock()
+			}
 		},
 		configure: func(c *config.Config) {
 			c.Alerting = config.AlertingConfig{AlertmanagerURL: amBase, Resend: config.Duration(resend)}
@@ -94,27 +96,15 @@ func TestGateCanaryPrecisionE2E(t *testing.T) {
 			}}
 		},
 	})
-	alerts := subscribe(t, h.nc, "shadoweval.alerts."+gateArm)
+	alerts := subscribe(t, h.NC, "shadoweval.alerts."+gateArm)
 
 	genOpt.Arms = []string{"live", gateArm}
-	genOpt.Now = h.clock.Now
-	src := gen.NewTraceSource(genOpt)
-	send := func(arm string, n int) {
-		t.Helper()
-		for range n {
-			if err := h.nc.Publish("rag.trace."+arm, src.NextFor(arm)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := h.nc.FlushTimeout(waitTimeout); err != nil {
-			t.Fatal(err)
-		}
-	}
+	traffic := h.Traffic(genOpt)
 	// gate is the engine's result for the gate and arm: its active_at,
 	// value and samples are on no HTTP endpoint.
 	gate := func() gates.Result {
 		t.Helper()
-		for _, r := range h.app.Gates().Results(gateArm, win) {
+		for _, r := range h.Sidecar.Gates().Results(gateArm, win) {
 			if r.Gate == gateName && r.Arm == gateArm {
 				return r
 			}
@@ -134,7 +124,7 @@ func TestGateCanaryPrecisionE2E(t *testing.T) {
 			if s == want {
 				v = 1
 			}
-			h.checkMetric("shadoweval_gate_state", stateLabels(s.String()), v)
+			h.CheckMetric("shadoweval_gate_state", stateLabels(s.String()), v)
 		}
 		if g := gate(); g.State != want {
 			t.Errorf("%s: gate %s (%s), want %s", what, g.State, g.Reason, want)
@@ -143,39 +133,39 @@ func TestGateCanaryPrecisionE2E(t *testing.T) {
 	valueLabels := map[string]string{"gate": gateName, "arm": gateArm, "window": win, "metric": "precision"}
 
 	// 1. Healthy traffic on both arms: the gate is ok.
-	send(gateArm, 100)
-	send("live", 100)
+	traffic.Send(100, gateArm)
+	traffic.Send(100, "live")
 	h.waitWindow("live", win, 100)
 	healthy := h.waitWindow(gateArm, win, 100)
 	if p, n := value(t, healthy, "precision"), samples(t, healthy, "precision"); p != 1 || n < 50 {
 		t.Fatalf("healthy canary: precision %v over %d samples, want 1 over >= 50", p, n)
 	}
-	h.app.EvaluateGatesNow()
+	h.Sidecar.EvaluateGatesNow()
 	checkState("healthy", gates.OK)
-	h.checkMetric("shadoweval_gate_value", valueLabels, 1)
-	h.checkMetric("shadoweval_gate_threshold", map[string]string{"gate": gateName, "window": win, "metric": "precision", "op": ">="}, 0.80)
+	h.CheckMetric("shadoweval_gate_value", valueLabels, 1)
+	h.CheckMetric("shadoweval_gate_threshold", map[string]string{"gate": gateName, "window": win, "metric": "precision", "op": ">="}, 0.80)
 
 	// 2. A burst of bad canary answers one bucket later: precision falls
 	// below 0.80 and the gate turns pending (it must break for `for`).
-	h.clock.Advance(tBad.Sub(h.clock.Now()))
-	src.SetQuality(gateArm, 0)
-	send(gateArm, 100)
+	h.Clock.Advance(tBad.Sub(h.Clock.Now()))
+	traffic.SetQuality(gateArm, 0)
+	traffic.Send(100, gateArm)
 	broken := h.waitWindow(gateArm, win, 200)
 	badPrecision, badSamples := value(t, broken, "precision"), samples(t, broken, "precision")
 	if badPrecision >= 0.80 {
 		t.Fatalf("after the bad burst precision is %v (%d samples), want < 0.80", badPrecision, badSamples)
 	}
-	h.app.EvaluateGatesNow()
+	h.Sidecar.EvaluateGatesNow()
 	checkState("bad burst", gates.Pending)
 	if g := gate(); !g.ActiveAt.Equal(tBad) || g.Value == nil || *g.Value != badPrecision || g.Samples != badSamples {
 		t.Errorf("pending gate %+v, want active_at %v, value %v, samples %d", g, tBad, badPrecision, badSamples)
 	}
-	h.checkMetric("shadoweval_gate_value", valueLabels, badPrecision)
+	h.CheckMetric("shadoweval_gate_value", valueLabels, badPrecision)
 
 	// 3. `for` later, still broken: firing. The alert goes to NATS and to
 	// Alertmanager.
-	h.clock.Advance(tFire.Sub(h.clock.Now()))
-	h.app.EvaluateGatesNow()
+	h.Clock.Advance(tFire.Sub(h.Clock.Now()))
+	h.Sidecar.EvaluateGatesNow()
 	checkState("after for", gates.Firing)
 	if g := gate(); !g.ActiveAt.Equal(tBad) {
 		t.Errorf("firing gate active since %v, want %v", g.ActiveAt, tBad)
@@ -187,7 +177,7 @@ func TestGateCanaryPrecisionE2E(t *testing.T) {
 		fired.Value == nil || *fired.Value != badPrecision || fired.Samples != badSamples || !fired.StartsAt.Equal(tBad) {
 		t.Errorf("NATS alert %+v, want firing with value %v, samples %d, starts_at %v", fired, badPrecision, badSamples, tBad)
 	}
-	am := waitAMAlert(t, amBase, gateName, gateArm, func(a testtools.AlertmanagerAlert, ok bool) string {
+	am := testenv.WaitAlert(t, waitTimeout, amBase, gateName, gateArm, func(a testenv.AlertmanagerAlert, ok bool) string {
 		switch {
 		case !ok:
 			return "not listed"
@@ -211,40 +201,40 @@ func TestGateCanaryPrecisionE2E(t *testing.T) {
 	if !am.StartsAt.Equal(tBad) || !am.EndsAt.Equal(tFire.Add(3*resend)) {
 		t.Errorf("Alertmanager startsAt %v endsAt %v, want %v and %v", am.StartsAt, am.EndsAt, tBad, tFire.Add(3*resend))
 	}
-	h.checkMetric("shadoweval_gate_value", valueLabels, badPrecision)
+	h.CheckMetric("shadoweval_gate_value", valueLabels, badPrecision)
 
 	// 4. The bad bucket leaves the window and good traffic fills it: the
 	// gate resolves and the alert leaves Alertmanager.
-	h.clock.Advance(tResolve.Sub(h.clock.Now()))
-	src.SetQuality(gateArm, 1)
-	send(gateArm, 100)
-	send("live", 100)
+	h.Clock.Advance(tResolve.Sub(h.Clock.Now()))
+	traffic.SetQuality(gateArm, 1)
+	traffic.Send(100, gateArm)
+	traffic.Send(100, "live")
 	h.waitWindow("live", win, 100)
 	good := h.waitWindow(gateArm, win, 100) // the earlier events have left the window
 	goodPrecision := value(t, good, "precision")
 	if n := samples(t, good, "precision"); goodPrecision < 0.80 || n < 50 {
 		t.Fatalf("good canary: precision %v over %d samples, want >= 0.80 over >= 50", goodPrecision, n)
 	}
-	h.app.EvaluateGatesNow()
+	h.Sidecar.EvaluateGatesNow()
 	var resolved alert.Alert
 	receiveJSON(t, alerts, "the resolved alert on NATS", &resolved)
 	if resolved.Status != alert.StatusResolved || resolved.Gate != gateName || resolved.Arm != gateArm ||
 		!resolved.StartsAt.Equal(tBad) || !resolved.EndsAt.Equal(tResolve) || resolved.Value == nil || *resolved.Value < 0.80 {
 		t.Errorf("NATS alert %+v, want resolved at %v, started %v, value >= 0.80", resolved, tResolve, tBad)
 	}
-	waitAMAlert(t, amBase, gateName, gateArm, func(a testtools.AlertmanagerAlert, ok bool) string {
+	testenv.WaitAlert(t, waitTimeout, amBase, gateName, gateArm, func(a testenv.AlertmanagerAlert, ok bool) string {
 		if ok {
 			return fmt.Sprintf("still listed, state %s, endsAt %v", a.Status.State, a.EndsAt)
 		}
 		return ""
 	})
 	for status, want := range map[string]float64{"firing": 1, "resolved": 1} {
-		if got := testtools.AlertmanagerMetric(t, amBase, "alertmanager_alerts_received_total", `status="`+status+`"`); got != want {
+		if got := testenv.AlertmanagerMetric(t, amBase, "alertmanager_alerts_received_total", `status="`+status+`"`); got != want {
 			t.Errorf("Alertmanager alertmanager_alerts_received_total{status=%q} = %v, want %v", status, got, want)
 		}
 	}
-	h.waitMetric("shadoweval_alert_notifications_total", map[string]string{"receiver": "alertmanager", "result": "sent"}, 2)
-	h.waitMetric("shadoweval_alert_notifications_total", map[string]string{"receiver": "nats", "result": "sent"}, 2)
+	h.WaitMetric("shadoweval_alert_notifications_total", map[string]string{"receiver": "alertmanager", "result": "sent"}, 2)
+	h.WaitMetric("shadoweval_alert_notifications_total", map[string]string{"receiver": "nats", "result": "sent"}, 2)
 
 	// Resolved lasts one evaluation: the gate loop's own ticker may have
 	// evaluated again since (resolved → ok); the transitions say which.
@@ -268,7 +258,7 @@ func TestGateCanaryPrecisionE2E(t *testing.T) {
 		t.Errorf("transitions %v, want %v (then at most resolved→ok)", steps, wantSteps)
 	}
 	checkState("recovered", final)
-	h.checkMetric("shadoweval_gate_value", valueLabels, goodPrecision)
+	h.CheckMetric("shadoweval_gate_value", valueLabels, goodPrecision)
 }
 
 // writeGenGold writes the generated gold set of opt to a temp file.
@@ -290,16 +280,16 @@ func writeGenGold(t testing.TB, opt gen.Options) string {
 // waitWindow waits until arm's window win counts exactly n scored events
 // and nothing else, and returns its report.
 func (h *testApp) waitWindow(arm, win string, n int64) sidecar.WindowReport {
-	h.t.Helper()
+	h.T.Helper()
 	var rep sidecar.WindowReport
-	poll(h.t, fmt.Sprintf("%d scored events in arm %s over %s", n, arm, win), func() string {
-		code, body := h.get("/api/v1/windows?arm=" + arm + "&window=" + win)
+	poll(h.T, fmt.Sprintf("%d scored events in arm %s over %s", n, arm, win), func() string {
+		code, body := h.Get("/api/v1/windows?arm=" + arm + "&window=" + win)
 		if code != http.StatusOK {
 			return fmt.Sprintf("status %d: %s", code, body)
 		}
 		var r sidecar.WindowReport
 		if err := json.Unmarshal(body, &r); err != nil {
-			h.t.Fatalf("GET /api/v1/windows: %v in %s", err, body)
+			h.T.Fatalf("GET /api/v1/windows: %v in %s", err, body)
 		}
 		for _, k := range outcomes {
 			want := int64(0)
@@ -314,31 +304,4 @@ func (h *testApp) waitWindow(arm, win string, n int64) sidecar.WindowReport {
 		return ""
 	})
 	return rep
-}
-
-// ---- the real Alertmanager (as sidecar/alert's own tests run it) ----
-
-// startAlertmanager runs the real Alertmanager (make deps installs it)
-// with one null receiver and returns its base URL. Without the binary the
-// test is skipped, or failed under CI.
-func startAlertmanager(t *testing.T) string {
-	t.Helper()
-	return testtools.StartAlertmanager(t, "", testtools.AlertmanagerNullConfig)
-}
-
-// waitAMAlert polls Alertmanager's alert list until cond, given the alert
-// of gate and arm (ok false when it is not listed), returns "".
-func waitAMAlert(t *testing.T, base, gate, arm string, cond func(a testtools.AlertmanagerAlert, ok bool) string) testtools.AlertmanagerAlert {
-	t.Helper()
-	var found testtools.AlertmanagerAlert
-	poll(t, fmt.Sprintf("alert %s/%s in Alertmanager", gate, arm), func() string {
-		list, err := testtools.AlertmanagerAlerts(base)
-		if err != nil {
-			return err.Error()
-		}
-		a, ok := testtools.FindAlert(list, gate, arm)
-		found = a
-		return cond(a, ok)
-	})
-	return found
 }

@@ -87,16 +87,9 @@ func (a *App) evaluateGates(now time.Time) {
 		if g.onTransition != nil {
 			g.onTransition(tr)
 		}
-		if tr.State != gates.Firing && tr.State != gates.Resolved {
+		al, ok := alert.Of(tr)
+		if !ok {
 			continue
-		}
-		al := alert.Alert{
-			Gate: tr.Gate, Arm: tr.Arm, Severity: tr.Severity, Metric: tr.Metric, Op: tr.Op,
-			Window: tr.Window, CompareTo: tr.CompareTo, Status: alert.StatusFiring,
-			Value: tr.Value, Threshold: tr.Threshold, Samples: tr.Samples, StartsAt: tr.ActiveAt,
-		}
-		if tr.State == gates.Resolved {
-			al.Status, al.EndsAt = alert.StatusResolved, tr.At
 		}
 		g.alerts.Notify(al)
 		a.log.Info("gate "+tr.State.String(), "gate", tr.Gate, "arm", tr.Arm, "window", tr.Window, "reason", tr.Reason)

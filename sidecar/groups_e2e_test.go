@@ -16,7 +16,7 @@ func TestLambdaGroups(t *testing.T) {
 		c.Lambda.MinRuns = 3
 	}})
 	run := func(qid, state string, paraphrase int) {
-		h.publish("rag.trace.lam", []byte(fmt.Sprintf(
+		h.Publish("rag.trace.lam", []byte(fmt.Sprintf(
 			`{"qid":%q,"paraphrase":%d,"seed":7,"retrieved_ids":["p3#1","p3#2","p3#3"],"lambda_state":%q,`+
 				`"answer_json":{"claim":"Lambda one converges, two and three too.","citations":["p3#1"]}}`, qid, paraphrase, state)))
 	}
@@ -49,7 +49,7 @@ func TestLambdaGroups(t *testing.T) {
 	// Another arm has groups of its own: two runs of L1 there are not a
 	// complete group, whatever the lam arm holds.
 	run2 := func(state string) {
-		h.publish("rag.trace.lam2", []byte(`{"qid":"L1","retrieved_ids":["p3#1"],"lambda_state":"`+state+
+		h.Publish("rag.trace.lam2", []byte(`{"qid":"L1","retrieved_ids":["p3#1"],"lambda_state":"`+state+
 			`","answer_json":{"claim":"Lambda one converges.","citations":["p3#1"]}}`))
 	}
 	run2("→")
@@ -128,8 +128,8 @@ func TestJudgementPairs(t *testing.T) {
 		if i%2 == 1 {
 			s, a = a, s // auditor first
 		}
-		h.publishJSON("rag.judgement.jud", s)
-		h.publishJSON("rag.judgement.jud", a)
+		h.PublishJSON("rag.judgement.jud", s)
+		h.PublishJSON("rag.judgement.jud", a)
 	}
 	// Each judgement counts: two per pair.
 	rep := h.waitEvents("jud", map[string]int64{"scored": int64(2 * len(pairs))})
@@ -150,13 +150,11 @@ func TestJudgementPairs(t *testing.T) {
 	}
 
 	// A judgement whose partner never comes times out and is not paired.
-	h.publishJSON("rag.judgement.jud", judgement{QID: "A1", RequestID: "alone", Agent: "scholar", Label: "VALID"})
+	h.PublishJSON("rag.judgement.jud", judgement{QID: "A1", RequestID: "alone", Agent: "scholar", Label: "VALID"})
 	h.waitPending(1)
-	h.clock.Advance(time.Duration(config.Default().Join.TTL) + time.Second)
-	h.app.ExpireNow()
+	h.Clock.Advance(time.Duration(config.Default().Join.TTL) + time.Second)
+	h.Sidecar.ExpireNow()
 	rep = h.waitEvents("jud", map[string]int64{"scored": int64(2 * len(pairs)), "join_timeout": 1})
 	h.waitPending(0)
-	if got := samples(t, rep, "agreement"); got != int64(n) {
-		t.Errorf("agreement has %d samples after a lone judgement, want %d", got, n)
-	}
+	checkSamples(t, rep, "agreement", int64(n), "after a lone judgement")
 }

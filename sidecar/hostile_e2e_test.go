@@ -13,7 +13,7 @@ import (
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/stream"
-	"github.com/shadoweval/shadoweval/stream/streamtest"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 // TestHostileInput sends every kind of malformed message on every input
@@ -30,7 +30,7 @@ func TestHostileInput(t *testing.T) {
 		c.Limits.MaxArms = maxArms
 		c.Limits.MaxContentTypes = maxTypes
 	}})
-	dead := streamtest.Collect(t, h.nc, "shadoweval.deadletter", 200)
+	dead := testenv.Collect(t, h.NC, "shadoweval.deadletter", 200)
 
 	ids := func(n int) string {
 		parts := make([]string, n)
@@ -99,16 +99,16 @@ func TestHostileInput(t *testing.T) {
 			subject := "rag." + kind + ".h"
 			id := c.name + " on " + kind
 			msg := &nats.Msg{Subject: subject, Data: []byte(data), Header: nats.Header{"X-Case": {id}}}
-			if err := h.nc.PublishMsg(msg); err != nil {
+			if err := h.NC.PublishMsg(msg); err != nil {
 				t.Fatalf("%s: %v", id, err)
 			}
-			h.publishJSON("rag.trace.h", goodTrace("A1"))
+			h.PublishJSON("rag.trace.h", goodTrace("A1"))
 			rejected++
 			scored++
 			byReason[c.reason]++
 			// Counted, and the process still scores.
 			h.waitEvents("h", map[string]int64{"rejected": rejected, "scored": scored})
-			m := streamtest.Next(t, dead)
+			m := testenv.Next(t, dead)
 			if got := m.Header.Get("X-Case"); got != id {
 				t.Fatalf("dead letter of %q: got the one of %q", id, got)
 			}
@@ -124,27 +124,27 @@ func TestHostileInput(t *testing.T) {
 		}
 	}
 	for reason, n := range byReason {
-		h.checkMetric("shadoweval_rejected_events_total", map[string]string{"reason": reason}, n)
+		h.CheckMetric("shadoweval_rejected_events_total", map[string]string{"reason": reason}, n)
 	}
-	h.waitMetric("shadoweval_deadletter_messages_total", map[string]string{"result": "success"}, float64(rejected))
+	h.WaitMetric("shadoweval_deadletter_messages_total", map[string]string{"result": "success"}, float64(rejected))
 
 	t.Logf("%d hostile messages rejected: %v", rejected, byReason)
 	// A content-type flood (gold items of 8 types, maxTypes kept): the
 	// others are folded into _other, and still scored.
 	for i := 0; i < 8; i++ {
-		h.publishJSON("rag.trace.types", typedTrace(i))
+		h.PublishJSON("rag.trace.types", typedTrace(i))
 	}
 	h.waitEvents("types", map[string]int64{"scored": 8})
 	kept := 0
 	for i := 0; i < 8; i++ {
-		if code, _ := h.get("/api/v1/windows?arm=types&window=5m&type=ty" + strconv.Itoa(i)); code == 200 {
+		if code, _ := h.Get("/api/v1/windows?arm=types&window=5m&type=ty" + strconv.Itoa(i)); code == 200 {
 			kept++
 		}
 	}
 	if kept != maxTypes {
 		t.Errorf("%d content types have windows, want %d", kept, maxTypes)
 	}
-	code, body := h.get("/api/v1/windows?arm=types&window=5m&type=_other")
+	code, body := h.Get("/api/v1/windows?arm=types&window=5m&type=_other")
 	var other struct {
 		Metrics map[string]struct{ Samples int64 } `json:"metrics"`
 	}
@@ -161,16 +161,16 @@ func TestHostileInput(t *testing.T) {
 		switch i % 3 {
 		case 0:
 			ev.Arm = "flood-" + strconv.Itoa(i)
-			h.publishJSON("rag.trace.h", ev)
+			h.PublishJSON("rag.trace.h", ev)
 		case 1:
-			h.publishJSON("rag.trace.sub-"+strconv.Itoa(i), ev)
+			h.PublishJSON("rag.trace.sub-"+strconv.Itoa(i), ev)
 		case 2:
 			ev.Arm = strings.Repeat("long", 30) + strconv.Itoa(i)
-			h.publishJSON("rag.trace.h", ev)
+			h.PublishJSON("rag.trace.h", ev)
 		}
 	}
 	poll(t, "every flooded event to be counted", func() string {
-		fams := h.scrape()
+		fams := h.Scrape()
 		arms := map[string]bool{}
 		var n float64
 		for _, m := range fams["shadoweval_events_total"].GetMetric() {
@@ -178,7 +178,7 @@ func TestHostileInput(t *testing.T) {
 				if lp.GetName() == "arm" {
 					arms[lp.GetValue()] = true
 					if v := lp.GetValue(); v != "h" && v != "types" {
-						n += sampleValue(m)
+						n += testenv.SampleValue(m)
 					}
 				}
 			}
@@ -191,7 +191,7 @@ func TestHostileInput(t *testing.T) {
 		}
 		return ""
 	})
-	code, body = h.get("/api/v1/windows?window=5m")
+	code, body = h.Get("/api/v1/windows?window=5m")
 	var list []struct{ Arm string }
 	if err := json.Unmarshal(body, &list); err != nil || code != 200 {
 		t.Fatalf("GET /api/v1/windows: %d %v", code, err)
@@ -204,7 +204,7 @@ func TestHostileInput(t *testing.T) {
 		t.Errorf("nothing scored in _other: %v", rep.Events)
 	}
 	// Still scoring the first arm after all that.
-	h.publishJSON("rag.trace.h", goodTrace("U1"))
+	h.PublishJSON("rag.trace.h", goodTrace("U1"))
 	h.waitEvents("h", map[string]int64{"rejected": rejected, "scored": scored + 1})
 }
 

@@ -305,7 +305,7 @@ func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool,
 		lag = max(0, now.Sub(sent).Seconds())
 	}
 	a.observeAnalyses(o, now)
-	a.tallyOf(m).scored(kind, o, len(a.cfg.K), len(a.metrics.metricK), lag, count)
+	a.tallyOf(m).scored(kind, o, lag, count)
 	a.tracing.scored(m, e, o, vocab.Scored)
 	if count {
 		a.outcomes.Count(e.Arm, vocab.Scored, now)
@@ -318,7 +318,7 @@ func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool,
 // clock of an expiry. m is the message being handled, whose goroutine's
 // tally counts it (nil: the shared tally).
 func (a *App) countAt(m *stream.Message, kind stream.Kind, arm string, o vocab.Outcome, now time.Time) {
-	a.tallyOf(m).event(kind, arm, o, len(a.metrics.metricK))
+	a.tallyOf(m).event(kind, arm, o)
 	a.outcomes.Count(arm, o, now)
 }
 

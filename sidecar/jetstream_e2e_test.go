@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,14 +26,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	natstest "github.com/nats-io/nats-server/v2/test"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar"
-	"github.com/shadoweval/shadoweval/stream/streamtest"
+	"github.com/shadoweval/shadoweval/testenv"
+	"github.com/shadoweval/shadoweval/testenv/apptest"
 )
 
 const (
@@ -94,7 +92,7 @@ func TestHelperSidecarProcess(t *testing.T) {
 
 // sidecarProcess is a sidecar running in a child process.
 type sidecarProcess struct {
-	*testApp // HTTP helpers only: app and nc are nil
+	*testApp // HTTP helpers only: Sidecar and NC are nil
 	cmd      *exec.Cmd
 	logs     *syncBuffer
 	done     chan struct{}
@@ -136,7 +134,7 @@ func startSidecarProcess(t *testing.T, name, cfgPath string) *sidecarProcess {
 		}
 		return ""
 	})
-	p.testApp = &testApp{t: t, base: "http://" + string(addr)}
+	p.testApp = &testApp{&apptest.App{T: t, Base: "http://" + string(addr), Timeout: waitTimeout}}
 	return p
 }
 
@@ -160,41 +158,6 @@ func (p *sidecarProcess) terminate() {
 		p.kill()
 	}
 }
-
-// jsServer is a NATS server with JetStream that can be restarted on the
-// same port and store directory.
-type jsServer struct {
-	t    *testing.T
-	dir  string
-	port int
-	srv  *server.Server
-}
-
-func startJSServer(t *testing.T) *jsServer {
-	s := &jsServer{t: t, dir: t.TempDir(), port: -1}
-	s.start()
-	t.Cleanup(s.stop)
-	return s
-}
-
-func (s *jsServer) start() {
-	opts := natstest.DefaultTestOptions
-	opts.Port = s.port
-	opts.JetStream = true
-	opts.StoreDir = s.dir
-	s.srv = natstest.RunServer(&opts)
-	s.port = s.srv.Addr().(*net.TCPAddr).Port
-}
-
-func (s *jsServer) stop() {
-	if s.srv != nil {
-		s.srv.Shutdown()
-		s.srv.WaitForShutdown()
-		s.srv = nil
-	}
-}
-
-func (s *jsServer) url() string { return "nats://127.0.0.1:" + strconv.Itoa(s.port) }
 
 // writeJetStreamConfig writes a sidecar config in JetStream mode with the
 // durable name given.
@@ -354,16 +317,16 @@ func publishAll(ctx context.Context, js jetstream.JetStream, pubs []jsPub, publi
 // allWindows is every report of GET /api/v1/windows (all content types
 // together, then per type), keyed by arm/window/type.
 func (h *testApp) allWindows(types ...string) map[string]sidecar.WindowReport {
-	h.t.Helper()
+	h.T.Helper()
 	out := map[string]sidecar.WindowReport{}
 	for _, typ := range append([]string{""}, types...) {
-		code, body := h.get("/api/v1/windows?type=" + typ)
+		code, body := h.Get("/api/v1/windows?type=" + typ)
 		if code != http.StatusOK {
-			h.t.Fatalf("GET /api/v1/windows?type=%s: %d %s", typ, code, body)
+			h.T.Fatalf("GET /api/v1/windows?type=%s: %d %s", typ, code, body)
 		}
 		var list []sidecar.WindowReport
 		if err := json.Unmarshal(body, &list); err != nil {
-			h.t.Fatalf("GET /api/v1/windows: %v", err)
+			h.T.Fatalf("GET /api/v1/windows: %v", err)
 		}
 		for _, r := range list {
 			out[r.Arm+"/"+r.Window+"/"+r.Type] = r
@@ -387,8 +350,8 @@ func (h *testApp) eventsSeen() int64 {
 
 // waitExpected waits until both windows of every arm count exactly want.
 func (h *testApp) waitExpected(name string, want map[string]map[string]int64) {
-	h.t.Helper()
-	poll(h.t, name+" to count "+fmt.Sprint(want), func() string {
+	h.T.Helper()
+	poll(h.T, name+" to count "+fmt.Sprint(want), func() string {
 		got := h.allWindows()
 		for arm, w := range want {
 			for _, win := range []string{"5m", "1h"} {
@@ -445,9 +408,9 @@ func sameWindows(t *testing.T, what string, a, b map[string]sidecar.WindowReport
 
 // waitReady polls GET /-/ready until it answers want.
 func (h *testApp) waitReady(name string, want int) {
-	h.t.Helper()
-	poll(h.t, fmt.Sprintf("%s /-/ready to answer %d", name, want), func() string {
-		if code, body := h.get("/-/ready"); code != want {
+	h.T.Helper()
+	poll(h.T, fmt.Sprintf("%s /-/ready to answer %d", name, want), func() string {
+		if code, body := h.Get("/-/ready"); code != want {
 			return fmt.Sprintf("%d %s", code, body)
 		}
 		return ""
@@ -464,23 +427,18 @@ func (h *testApp) waitReady(name string, want int) {
 // acked everything, replays without sending the dead letters again.
 func TestJetStreamKillRestart(t *testing.T) {
 	t.Parallel()
-	ns := startJSServer(t)
+	ns := testenv.RunRestartable(t)
 	gold := copyFile(t, "testdata/gold_v1.jsonl", t.TempDir(), "gold.jsonl")
-	cfgA := writeJetStreamConfig(t, ns.url(), "killed", gold)
-	cfgB := writeJetStreamConfig(t, ns.url(), "steady", gold)
+	cfgA := writeJetStreamConfig(t, ns.URL(), "killed", gold)
+	cfgB := writeJetStreamConfig(t, ns.URL(), "steady", gold)
 
 	a := startSidecarProcess(t, "sidecar A", cfgA)
 	b := startSidecarProcess(t, "sidecar B", cfgB)
 	a.waitReady("A", http.StatusOK)
 	b.waitReady("B", http.StatusOK)
 
-	nc := streamtest.Connect(t, ns.url(), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
+	_, js := testenv.ConnectJetStream(t, ns.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
+	ctx := testenv.Context(t, waitTimeout)
 
 	t0 := time.Now()
 	pubs := jsTraffic(0, 400, t0)
@@ -504,19 +462,19 @@ func TestJetStreamKillRestart(t *testing.T) {
 	a.waitExpected("A", want)
 	b.waitExpected("B", want)
 	sameWindows(t, "after kill -9", a.allWindows("prose", "code"), b.allWindows("prose", "code"))
-	a.checkMetric("shadoweval_jetstream_consumer_pending", nil, 0)
-	if _, ok := a.metricValue("shadoweval_jetstream_redeliveries_total", nil); !ok {
+	a.CheckMetric("shadoweval_jetstream_consumer_pending", nil, 0)
+	if _, ok := a.MetricValue("shadoweval_jetstream_redeliveries_total", nil); !ok {
 		t.Error("/metrics: no shadoweval_jetstream_redeliveries_total")
 	}
-	if n, _ := b.metricValue("shadoweval_dedupe_keys", nil); n == 0 {
+	if n, _ := b.MetricValue("shadoweval_dedupe_keys", nil); n == 0 {
 		t.Error("/metrics: shadoweval_dedupe_keys is 0")
 	}
 
 	// The NATS server goes away and comes back on the same port and store.
-	ns.stop()
+	ns.Stop()
 	a.waitReady("A", http.StatusServiceUnavailable)
 	b.waitReady("B", http.StatusServiceUnavailable)
-	ns.start()
+	ns.Start()
 	a.waitReady("A", http.StatusOK)
 	b.waitReady("B", http.StatusOK)
 
@@ -530,8 +488,8 @@ func TestJetStreamKillRestart(t *testing.T) {
 	a.waitExpected("A", want)
 	b.waitExpected("B", want)
 	sameWindows(t, "after the NATS restart", a.allWindows("prose", "code"), b.allWindows("prose", "code"))
-	b.checkMetric("shadoweval_jetstream_consumer_pending", nil, 0)
-	b.checkMetric("shadoweval_nats_disconnects_total", nil, 1)
+	b.CheckMetric("shadoweval_jetstream_consumer_pending", nil, 0)
+	b.CheckMetric("shadoweval_nats_disconnects_total", nil, 1)
 
 	// Once A has acked everything, another restart replays the stream
 	// without dead-lettering the rejected messages a second time.
@@ -539,7 +497,7 @@ func TestJetStreamKillRestart(t *testing.T) {
 	for _, w := range want {
 		rejected += float64(w["rejected"])
 	}
-	b.checkMetric("shadoweval_deadletter_messages_total", map[string]string{"result": "success"}, rejected)
+	b.CheckMetric("shadoweval_deadletter_messages_total", map[string]string{"result": "success"}, rejected)
 	poll(t, "A to have acked the whole stream", func() string {
 		str, err := js.Stream(ctx, "RAG")
 		if err != nil {
@@ -559,10 +517,10 @@ func TestJetStreamKillRestart(t *testing.T) {
 	a = startSidecarProcess(t, "sidecar A (restarted again)", cfgA)
 	a.waitExpected("A", want)
 	sameWindows(t, "after a restart with everything acked", a.allWindows("prose", "code"), b.allWindows("prose", "code"))
-	a.checkMetric("shadoweval_deadletter_messages_total", map[string]string{"result": "success"}, 0)
+	a.CheckMetric("shadoweval_deadletter_messages_total", map[string]string{"result": "success"}, 0)
 	var counted float64
-	for _, m := range a.scrape()["shadoweval_rejected_events_total"].GetMetric() {
-		counted += sampleValue(m)
+	for _, m := range a.Scrape()["shadoweval_rejected_events_total"].GetMetric() {
+		counted += testenv.SampleValue(m)
 	}
 	if counted != rejected {
 		t.Errorf("A counted %v rejected events, want %v", counted, rejected)

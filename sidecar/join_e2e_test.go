@@ -9,7 +9,7 @@ import (
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/stream"
-	"github.com/shadoweval/shadoweval/stream/streamtest"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 // Members of a trace line that belong to each half of a split event
@@ -78,7 +78,7 @@ func TestSplitEventsEqualCombined(t *testing.T) {
 		rets[i], anss[i] = splitTrace(t, line, fmt.Sprintf("req-%d", i))
 	}
 	for _, line := range lines {
-		if err := h.nc.Publish("rag.trace.whole", line); err != nil {
+		if err := h.NC.Publish("rag.trace.whole", line); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -87,19 +87,17 @@ func TestSplitEventsEqualCombined(t *testing.T) {
 	// subscriptions, which run concurrently.
 	send := func(arm string, first, second [][]byte, firstKind, secondKind string) {
 		for _, b := range first {
-			if err := h.nc.Publish("rag."+firstKind+"."+arm, b); err != nil {
+			if err := h.NC.Publish("rag."+firstKind+"."+arm, b); err != nil {
 				t.Fatal(err)
 			}
 		}
 		h.waitPending(len(first))
 		for _, b := range second {
-			if err := h.nc.Publish("rag."+secondKind+"."+arm, b); err != nil {
+			if err := h.NC.Publish("rag."+secondKind+"."+arm, b); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := h.nc.Flush(); err != nil {
-			t.Fatal(err)
-		}
+		testenv.Flush(t, h.NC)
 		h.waitEvents(arm, map[string]int64{"scored": items})
 		h.waitPending(0)
 	}
@@ -133,10 +131,10 @@ func TestJoinTimeoutsOverflowAndRejects(t *testing.T) {
 		c.Join.MaxPending = 3
 	}})
 	ttl := time.Duration(config.Default().Join.TTL)
-	dead := streamtest.Collect(t, h.nc, "shadoweval.deadletter", 10)
+	dead := testenv.Collect(t, h.NC, "shadoweval.deadletter", 10)
 
 	// A whole trace first, so the arm has a window to compare with.
-	h.publishJSON("rag.trace.j", goodTrace("A1"))
+	h.PublishJSON("rag.trace.j", goodTrace("A1"))
 	base := h.waitEvents("j", map[string]int64{"scored": 1})
 
 	// retrievalOnly says which metrics a retrieval-only observation moves.
@@ -176,17 +174,17 @@ func TestJoinTimeoutsOverflowAndRejects(t *testing.T) {
 
 	// 1. A retrieval half whose answer never comes. Its one outcome is the
 	// join timeout; it still feeds the retrieval metrics.
-	h.publishJSON("rag.retrieval.j", event{QID: "A1", RequestID: "lonely-retrieval",
+	h.PublishJSON("rag.retrieval.j", event{QID: "A1", RequestID: "lonely-retrieval",
 		RetrievedIDs: []string{"p1#1", "p7#7"}, DeltaS: []float64{0.3, 0.6}})
 	h.waitPending(1)
 	if d := diffMetrics(base, h.mustReport("j")); len(d) > 0 {
 		t.Fatalf("a pending half changed the window:\n%s", strings.Join(d, "\n"))
 	}
-	h.clock.Advance(ttl - time.Second)
-	h.app.ExpireNow()
+	h.Clock.Advance(ttl - time.Second)
+	h.Sidecar.ExpireNow()
 	h.waitPending(1) // not yet: the TTL has not passed
-	h.clock.Advance(2 * time.Second)
-	h.app.ExpireNow()
+	h.Clock.Advance(2 * time.Second)
+	h.Sidecar.ExpireNow()
 	rep := h.waitEvents("j", map[string]int64{"scored": 1, "join_timeout": 1})
 	h.waitPending(0)
 	after := sampleMap("j")
@@ -197,11 +195,11 @@ func TestJoinTimeoutsOverflowAndRejects(t *testing.T) {
 
 	// 2. An answer half whose retrieval never comes: not scored.
 	before = after
-	h.publishJSON("rag.answer.j", event{QID: "A1", RequestID: "lonely-answer",
+	h.PublishJSON("rag.answer.j", event{QID: "A1", RequestID: "lonely-answer",
 		Answer: &answer{Claim: "Alpha rejects null keys.", Citations: []string{"p1#1"}}})
 	h.waitPending(1)
-	h.clock.Advance(ttl + time.Second)
-	h.app.ExpireNow()
+	h.Clock.Advance(ttl + time.Second)
+	h.Sidecar.ExpireNow()
 	rep = h.waitEvents("j", map[string]int64{"scored": 1, "join_timeout": 2})
 	h.waitPending(0)
 	checkGrowth(before, sampleMap("j"), 0, "lone answer half")
@@ -214,7 +212,7 @@ func TestJoinTimeoutsOverflowAndRejects(t *testing.T) {
 	// is only o1 once o1 is pending before o2 arrives.
 	before = sampleMap("j")
 	for i := 1; i <= 4; i++ {
-		h.publishJSON("rag.retrieval.j", event{QID: "A1", RequestID: fmt.Sprintf("o%d", i),
+		h.PublishJSON("rag.retrieval.j", event{QID: "A1", RequestID: fmt.Sprintf("o%d", i),
 			RetrievedIDs: []string{"p7#7", "p1#1"}, DeltaS: []float64{0.5, 0.4}})
 		if i < 4 {
 			h.waitPending(i)
@@ -224,24 +222,22 @@ func TestJoinTimeoutsOverflowAndRejects(t *testing.T) {
 	h.waitPending(3)
 	checkGrowth(before, sampleMap("j"), 1, "evicted retrieval half")
 	// o2 is still there: its answer joins it.
-	h.publishJSON("rag.answer.j", event{QID: "A1", RequestID: "o2",
+	h.PublishJSON("rag.answer.j", event{QID: "A1", RequestID: "o2",
 		Answer: &answer{Claim: "Alpha rejects null keys.", Citations: []string{"p1#1"}}})
 	rep = h.waitEvents("j", map[string]int64{"scored": 2, "join_timeout": 3})
 	h.waitPending(2)
-	if got := samples(t, rep, "precision"); got != 2 {
-		t.Errorf("precision has %d samples after the joined o2, want 2", got)
-	}
+	checkSamples(t, rep, "precision", 2, "after the joined o2")
 	// o1 was evicted: its answer finds nothing and waits on its own.
-	h.publishJSON("rag.answer.j", event{QID: "A1", RequestID: "o1",
+	h.PublishJSON("rag.answer.j", event{QID: "A1", RequestID: "o1",
 		Answer: &answer{Claim: "Alpha rejects null keys.", Citations: []string{"p1#1"}}})
 	h.waitPending(3)
 	checkEvents(t, h.mustReport("j"), map[string]int64{"scored": 2, "join_timeout": 3})
 
 	// 4. An answer half without request_id can never be joined: rejected.
-	sent := h.publishJSON("rag.answer.j", event{QID: "A1",
+	sent := h.PublishJSON("rag.answer.j", event{QID: "A1",
 		Answer: &answer{Claim: "Alpha rejects null keys.", Citations: []string{"p1#1"}}})
 	rep = h.waitEvents("j", map[string]int64{"scored": 2, "join_timeout": 3, "rejected": 1})
-	msg := streamtest.Next(t, dead)
+	msg := testenv.Next(t, dead)
 	if reason := msg.Header.Get(stream.HeaderReason); !strings.HasPrefix(reason, "no_request_id") {
 		t.Errorf("dead letter %s = %q, want the reason no_request_id", stream.HeaderReason, reason)
 	}
@@ -251,9 +247,9 @@ func TestJoinTimeoutsOverflowAndRejects(t *testing.T) {
 	if string(msg.Data) != string(sent) {
 		t.Errorf("dead letter data = %s, want the message as sent: %s", msg.Data, sent)
 	}
-	h.checkMetric("shadoweval_rejected_events_total", map[string]string{"reason": "no_request_id"}, 1)
-	h.checkMetric("shadoweval_events_total", map[string]string{"kind": "answer", "arm": "j", "outcome": "join_timeout"}, 1)
-	h.checkMetric("shadoweval_events_total", map[string]string{"kind": "retrieval", "arm": "j", "outcome": "join_timeout"}, 2)
+	h.CheckMetric("shadoweval_rejected_events_total", map[string]string{"reason": "no_request_id"}, 1)
+	h.CheckMetric("shadoweval_events_total", map[string]string{"kind": "answer", "arm": "j", "outcome": "join_timeout"}, 1)
+	h.CheckMetric("shadoweval_events_total", map[string]string{"kind": "retrieval", "arm": "j", "outcome": "join_timeout"}, 2)
 	select {
 	case m := <-dead:
 		t.Errorf("unexpected second dead letter: %s %s", m.Header.Get(stream.HeaderReason), m.Data)

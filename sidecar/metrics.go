@@ -14,17 +14,18 @@ import (
 // kept in tallies (tally.go), one per ingest goroutine plus one for
 // everything else (expiry, tests), and summed at scrape time.
 type appMetrics struct {
-	rejected    *prometheus.CounterVec // reason
-	goldItems   prometheus.Gauge
-	goldReloads *prometheus.CounterVec // result
-	goldOK      prometheus.Gauge
-	goldLast    prometheus.Gauge
-	deadLetters *prometheus.CounterVec // result
-	slowDrops   prometheus.Counter
-	disconnects prometheus.Counter
+	rejected       *prometheus.CounterVec // reason
+	goldItems      prometheus.Gauge
+	goldReloads    *prometheus.CounterVec // result
+	goldOK         prometheus.Gauge
+	goldLast       prometheus.Gauge
+	goldKVRejected *prometheus.CounterVec // reason
+	deadLetters    *prometheus.CounterVec // result
+	slowDrops      prometheus.Counter
+	disconnects    prometheus.Counter
 
 	tallies []*tally
-	metricK []string  // per-event proportion metrics, in counter index order
+	ks      []int     // the cut-offs the tallies count recall at
 	created time.Time // of the series that exist from the start
 }
 
@@ -37,56 +38,40 @@ var (
 // goroutines keep their own (the last tally is shared by the rest).
 func newAppMetrics(reg prometheus.Registerer, ks []int, tallies int) *appMetrics {
 	m := &appMetrics{
-		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "shadoweval_rejected_events_total", Help: "Events rejected, by reason.",
-		}, []string{"reason"}),
-		goldItems: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "shadoweval_gold_items", Help: "Gold items (distinct qids) in force.",
-		}),
-		goldReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "shadoweval_gold_reloads_total", Help: "Gold reload attempts, by result.",
-		}, []string{"result"}),
-		goldOK: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "shadoweval_gold_last_reload_successful", Help: "Whether the last gold reload attempt succeeded.",
-		}),
-		goldLast: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "shadoweval_gold_last_reload_success_timestamp_seconds", Help: "Time of the last successful gold load.",
-		}),
-		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "shadoweval_deadletter_messages_total", Help: "Rejected events published to the dead-letter subject, by result.",
-		}, []string{"result"}),
-		slowDrops: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "shadoweval_nats_slow_consumer_events_total", Help: "Slow-consumer episodes reported by the NATS client.",
-		}),
-		disconnects: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "shadoweval_nats_disconnects_total", Help: "Times the NATS connection was lost.",
-		}),
-		metricK: proportionMetricNames(ks),
-		created: time.Now(),
+		rejected:       counterVec("shadoweval_rejected_events_total", "Events rejected, by reason.", "reason"),
+		goldItems:      gauge("shadoweval_gold_items", "Gold items (distinct qids) in force."),
+		goldReloads:    counterVec("shadoweval_gold_reloads_total", "Gold reload attempts, by result.", "result"),
+		goldOK:         gauge("shadoweval_gold_last_reload_successful", "Whether the last gold reload attempt succeeded."),
+		goldLast:       gauge("shadoweval_gold_last_reload_success_timestamp_seconds", "Time of the last successful gold load."),
+		goldKVRejected: counterVec("shadoweval_gold_kv_rejected_values_total", "Values of the gold.kv_bucket KV bucket refused, by reason; such a key has no gold item from the bucket.", "reason"),
+		deadLetters:    counterVec("shadoweval_deadletter_messages_total", "Rejected events published to the dead-letter subject, by result.", "result"),
+		slowDrops:      counter("shadoweval_nats_slow_consumer_events_total", "Slow-consumer episodes reported by the NATS client."),
+		disconnects:    counter("shadoweval_nats_disconnects_total", "Times the NATS connection was lost."),
+		ks:             ks,
+		created:        time.Now(),
 	}
 	for range max(tallies, 1) {
-		m.tallies = append(m.tallies, newTally())
+		m.tallies = append(m.tallies, newTally(ks))
 	}
 	for _, r := range []string{"success", "failure"} {
 		m.goldReloads.WithLabelValues(r)
 		m.deadLetters.WithLabelValues(r)
 	}
-	reg.MustRegister(m.rejected, m.goldItems, m.goldReloads, m.goldOK, m.goldLast, m.deadLetters, m.slowDrops, m.disconnects,
+	reg.MustRegister(m.rejected, m.goldItems, m.goldReloads, m.goldOK, m.goldLast, m.goldKVRejected, m.deadLetters, m.slowDrops, m.disconnects,
 		newTallyCollector(m))
 	return m
 }
 
-// proportionMetricNames are the per-event proportions counted in the
-// numerator/denominator series, in the order observationCounts yields.
-func proportionMetricNames(ks []int) []string {
-	names := []string{"precision", "chr", "under_refusal", "over_refusal", "coverage", "citation_accuracy"}
-	for _, k := range ks {
-		names = append(names, "recall_at_"+itoa(k))
-	}
-	for _, l := range vocab.TriageLabels {
-		names = append(names, "triage_"+l)
-	}
-	return names
+func counter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+}
+
+func counterVec(name, help, label string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{label})
+}
+
+func gauge(name, help string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
 }
 
 // tally is the tally of ingest goroutine worker; any other index (-1: not
@@ -99,22 +84,22 @@ func (m *appMetrics) tally(worker int) *tally {
 }
 
 // event counts one event of (kind, arm) with outcome o.
-func (t *tally) event(kind stream.Kind, arm string, o vocab.Outcome, nMetrics int) {
+func (t *tally) event(kind stream.Kind, arm string, o vocab.Outcome) {
 	if kind < 0 || kind >= stream.NumKinds || o < 0 || int(o) >= len(vocab.Outcomes) {
 		return // not a kind or outcome of this build: nothing makes one
 	}
 	t.mu.Lock()
-	t.arm(arm, nMetrics).events[kind][o]++
+	t.arm(arm).events[kind][o]++
 	t.mu.Unlock()
 }
 
-// scored counts one scored observation: its outcome, the numerators and
-// denominators (the same as the windows'), ΔS and the lag (lag < 0: the
-// event had no ts).
-func (t *tally) scored(kind stream.Kind, o *window.Observation, nk, nMetrics int, lag float64, count bool) {
+// scored counts one scored observation, as the windows accepted it: its
+// outcome, the numerators and denominators (the windows' own counters), ΔS
+// and the lag (lag < 0: the event had no ts).
+func (t *tally) scored(kind stream.Kind, o *window.Observation, lag float64, count bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c := t.arm(o.Arm, nMetrics)
+	c := t.arm(o.Arm)
 	if count && kind >= 0 && kind < stream.NumKinds {
 		c.events[kind][vocab.Scored]++
 	}
@@ -122,34 +107,9 @@ func (t *tally) scored(kind stream.Kind, o *window.Observation, nk, nMetrics int
 		t.lag.observe(lagBounds, lag)
 	}
 	c.observed = true
-	add := func(i int, inDen, inNum bool) {
-		if inDen {
-			c.den[i]++
-			if inNum {
-				c.num[i]++
-			}
-		}
-	}
-	if o.HasAnswer {
-		add(0, o.Shipped, o.Answerable && o.Contained && o.Hit)
-		add(1, o.Shipped, o.Answerable && o.Hit)
-		add(2, !o.Answerable, o.Shipped)
-		add(3, o.Answerable, !o.Shipped)
-		add(4, o.CoverageEligible, o.Covered)
-		add(5, o.CitationAccEligible, o.CitationAccurate)
-		if o.Shipped && o.HasDeltaSCited {
-			c.dsCited.observe(o.DeltaSCited)
-		}
-	}
-	if o.HasRetrieval {
-		for i := 0; i < nk; i++ {
-			add(6+i, o.Answerable, o.RecallStrict&(1<<i) != 0)
-		}
-	}
-	if o.Triage >= 0 {
-		for i := range vocab.TriageLabels {
-			add(6+nk+i, true, i == o.Triage)
-		}
+	c.counts.Add(o)
+	if o.HasAnswer && o.Shipped && o.HasDeltaSCited {
+		c.dsCited.observe(o.DeltaSCited)
 	}
 	for _, ds := range o.DeltaSRetrieved {
 		c.dsRetr.observe(ds)
@@ -196,12 +156,11 @@ func (c *tallyCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *tallyCollector) Collect(ch chan<- prometheus.Metric) {
-	nMetrics := len(c.m.metricK)
-	sum := &tally{arms: map[string]*armTally{}}
+	sum := newTally(c.m.ks)
 	for _, t := range c.m.tallies {
 		t.mu.Lock()
 		for arm, at := range t.arms {
-			s := sum.arm(arm, nMetrics)
+			s := sum.arm(arm)
 			s.created = earliest(s.created, at.created)
 			for k := range at.events {
 				for o, n := range at.events[k] {
@@ -209,10 +168,7 @@ func (c *tallyCollector) Collect(ch chan<- prometheus.Metric) {
 				}
 			}
 			s.observed = s.observed || at.observed
-			for i := range at.num {
-				s.num[i] += at.num[i]
-				s.den[i] += at.den[i]
-			}
+			s.counts.Merge(at.counts)
 			s.dsCited.merge(&at.dsCited)
 			s.dsRetr.merge(&at.dsRetr)
 		}
@@ -234,9 +190,9 @@ func (c *tallyCollector) Collect(ch chan<- prometheus.Metric) {
 		if !s.observed {
 			continue
 		}
-		for i, name := range c.m.metricK {
-			ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(c.num, prometheus.CounterValue, float64(s.num[i]), s.created, arm, name)
-			ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(c.den, prometheus.CounterValue, float64(s.den[i]), s.created, arm, name)
+		for p := range s.counts.Proportions() {
+			ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(c.num, prometheus.CounterValue, float64(p.Num), s.created, arm, p.Name)
+			ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(c.den, prometheus.CounterValue, float64(p.Den), s.created, arm, p.Name)
 		}
 		for _, h := range []struct {
 			which string

@@ -1,10 +1,8 @@
 package sidecar_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
@@ -13,7 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 // gatherAndCount counts the series of the named families in g, as
@@ -45,25 +43,16 @@ func TestMetrics(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	h := startApp(t, appOptions{goldFile: ds.gold, registry: reg})
 
-	f, err := os.Open(ds.trace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	if _, err := stream.Replay(ctx, h.nc, f, stream.ReplayOptions{Subject: "rag.trace.live"}); err != nil {
-		t.Fatal(err)
-	}
-	h.publish("rag.trace.live", []byte(`{"qid":"not-in-gold","answer_json":{"claim":"x"}}`))
-	h.publish("rag.trace.live", []byte(`{"qid":`))
-	h.publishJSON("rag.retrieval.live", event{QID: "A000001", RequestID: "waiting", RetrievedIDs: []string{"p1#1"}})
+	h.replay(ds.trace, "rag.trace.live")
+	h.Publish("rag.trace.live", []byte(`{"qid":"not-in-gold","answer_json":{"claim":"x"}}`))
+	h.Publish("rag.trace.live", []byte(`{"qid":`))
+	h.PublishJSON("rag.retrieval.live", event{QID: "A000001", RequestID: "waiting", RetrievedIDs: []string{"p1#1"}})
 	rep := h.waitEvents("live", map[string]int64{"scored": items, "unlabeled": 1, "rejected": 1})
 	h.waitPending(1)
 	// Latency is observed once the event is applied: wait for the last.
-	h.waitMetric("shadoweval_processing_seconds", map[string]string{"kind": "trace"}, items+2)
+	h.WaitMetric("shadoweval_processing_seconds", map[string]string{"kind": "trace"}, items+2)
 
-	fams := h.scrape()
+	fams := h.Scrape()
 	wantFamilies := []struct {
 		name   string
 		typ    dto.MetricType
@@ -91,43 +80,43 @@ func TestMetrics(t *testing.T) {
 		if f.GetType() != w.typ {
 			t.Errorf("%s is a %v, want a %v", w.name, f.GetType(), w.typ)
 		}
-		if got := labelNames(f); got != w.labels {
+		if got := testenv.LabelNames(f); got != w.labels {
 			t.Errorf("%s has labels {%s}, want {%s}", w.name, got, w.labels)
 		}
 	}
 
 	// Event counters match the windows API.
 	for outcome, n := range map[string]float64{"scored": items, "unlabeled": 1, "rejected": 1} {
-		h.checkMetric("shadoweval_events_total", map[string]string{"kind": "trace", "arm": "live", "outcome": outcome}, n)
+		h.CheckMetric("shadoweval_events_total", map[string]string{"kind": "trace", "arm": "live", "outcome": outcome}, n)
 	}
-	h.checkMetric("shadoweval_rejected_events_total", map[string]string{"reason": "invalid_json"}, 1)
-	h.checkMetric("shadoweval_gold_items", nil, items)
-	h.checkMetric("shadoweval_join_pending", nil, 1)
-	h.checkMetric("shadoweval_processing_seconds", map[string]string{"kind": "retrieval"}, 1)
+	h.CheckMetric("shadoweval_rejected_events_total", map[string]string{"reason": "invalid_json"}, 1)
+	h.CheckMetric("shadoweval_gold_items", nil, items)
+	h.CheckMetric("shadoweval_join_pending", nil, 1)
+	h.CheckMetric("shadoweval_processing_seconds", map[string]string{"kind": "retrieval"}, 1)
 
 	// Numerators and denominators add up to the window's proportions.
 	ks := []string{"recall_at_1", "recall_at_3", "recall_at_5", "recall_at_10"}
 	for _, name := range append([]string{"precision", "chr", "under_refusal", "over_refusal", "coverage", "citation_accuracy"}, ks...) {
 		lbl := map[string]string{"arm": "live", "metric": name}
-		num, okN := series(fams, "shadoweval_metric_numerator_total", lbl)
-		den, okD := series(fams, "shadoweval_metric_denominator_total", lbl)
+		num, okN := fams.Series("shadoweval_metric_numerator_total", lbl)
+		den, okD := fams.Series("shadoweval_metric_denominator_total", lbl)
 		if !okN || !okD {
 			t.Errorf("no numerator/denominator series for %s", name)
 			continue
 		}
 		m := metric(t, rep, name)
-		if sampleValue(den) != float64(m.Samples) {
-			t.Errorf("%s: denominator counter %v, window samples %d", name, sampleValue(den), m.Samples)
+		if testenv.SampleValue(den) != float64(m.Samples) {
+			t.Errorf("%s: denominator counter %v, window samples %d", name, testenv.SampleValue(den), m.Samples)
 		}
-		if m.Samples > 0 && (m.Value == nil || sampleValue(num)/sampleValue(den) != *m.Value) {
-			t.Errorf("%s: counters give %v/%v, window %s", name, sampleValue(num), sampleValue(den), fmtValue(m))
+		if m.Samples > 0 && (m.Value == nil || testenv.SampleValue(num)/testenv.SampleValue(den) != *m.Value) {
+			t.Errorf("%s: counters give %v/%v, window %s", name, testenv.SampleValue(num), testenv.SampleValue(den), fmtValue(m))
 		}
 		// The window gauges say the same.
 		wl := map[string]string{"arm": "live", "window": "5m", "metric": name}
-		if s, ok := series(fams, "shadoweval_window_samples", wl); !ok || sampleValue(s) != float64(m.Samples) {
+		if s, ok := fams.Series("shadoweval_window_samples", wl); !ok || testenv.SampleValue(s) != float64(m.Samples) {
 			t.Errorf("shadoweval_window_samples%v missing or not %d", wl, m.Samples)
 		}
-		if v, ok := series(fams, "shadoweval_window_value", wl); m.Value != nil && (!ok || sampleValue(v) != *m.Value) {
+		if v, ok := fams.Series("shadoweval_window_value", wl); m.Value != nil && (!ok || testenv.SampleValue(v) != *m.Value) {
 			t.Errorf("shadoweval_window_value%v missing or not %v", wl, *m.Value)
 		}
 	}
@@ -141,18 +130,18 @@ func TestMetrics(t *testing.T) {
 		if m := metric(t, rep, name); m.Value != nil {
 			t.Fatalf("%s has a value %v: pick a metric without one", name, *m.Value)
 		}
-		if s, ok := series(fams, "shadoweval_window_samples", wl); !ok || sampleValue(s) != 0 {
+		if s, ok := fams.Series("shadoweval_window_samples", wl); !ok || testenv.SampleValue(s) != 0 {
 			t.Errorf("shadoweval_window_samples%v: want a 0 sample", wl)
 		}
-		if v, ok := series(fams, "shadoweval_window_value", wl); ok {
-			t.Errorf("shadoweval_window_value%v = %v exported for a metric with no value", wl, sampleValue(v))
+		if v, ok := fams.Series("shadoweval_window_value", wl); ok {
+			t.Errorf("shadoweval_window_value%v = %v exported for a metric with no value", wl, testenv.SampleValue(v))
 		}
 	}
 
 	// The ΔS histogram is a native one: scrape it as Prometheus does, in
 	// the protobuf format, where the native buckets are.
-	code, header, body := h.do(http.MethodGet, "/metrics", http.Header{"Accept": {
-		"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"}})
+	code, header, body := h.Do(http.MethodGet, "/metrics", http.Header{"Accept": {
+		"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"}}, "", "")
 	if code != http.StatusOK {
 		t.Fatalf("GET /metrics (protobuf): %d", code)
 	}
@@ -188,7 +177,7 @@ func TestMetrics(t *testing.T) {
 	}
 
 	// OpenMetrics is offered too.
-	code, header, body = h.do(http.MethodGet, "/metrics", http.Header{"Accept": {"application/openmetrics-text;version=1.0.0"}})
+	code, header, body = h.Do(http.MethodGet, "/metrics", http.Header{"Accept": {"application/openmetrics-text;version=1.0.0"}}, "", "")
 	if code != http.StatusOK || !strings.HasPrefix(header.Get("Content-Type"), "application/openmetrics-text") ||
 		!strings.HasSuffix(string(body), "# EOF\n") {
 		t.Errorf("GET /metrics with OpenMetrics accepted: %d %q, ends %q", code, header.Get("Content-Type"), tail(body))

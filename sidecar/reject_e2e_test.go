@@ -7,7 +7,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/shadoweval/shadoweval/stream"
-	"github.com/shadoweval/shadoweval/stream/streamtest"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 // TestRejectedInput: malformed messages are counted by reason, republished
@@ -16,7 +16,7 @@ import (
 func TestRejectedInput(t *testing.T) {
 	t.Parallel()
 	h := startApp(t, appOptions{embedded: true, goldFile: "testdata/gold_v1.jsonl"})
-	dead := streamtest.Collect(t, h.nc, "shadoweval.deadletter", 10)
+	dead := testenv.Collect(t, h.NC, "shadoweval.deadletter", 10)
 
 	bad := []struct {
 		subject, data, reason string
@@ -36,16 +36,14 @@ func TestRejectedInput(t *testing.T) {
 		if i == 0 {
 			msg.Header.Set("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
 		}
-		if err := h.nc.PublishMsg(msg); err != nil {
+		if err := h.NC.PublishMsg(msg); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := h.nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Flush(t, h.NC)
 	// Still scoring.
-	h.publishJSON("rag.trace.r", goodTrace("A1"))
-	h.publishJSON("rag.trace.r", goodTrace("U1"))
+	h.PublishJSON("rag.trace.r", goodTrace("A1"))
+	h.PublishJSON("rag.trace.r", goodTrace("U1"))
 	rep := h.waitEvents("r", map[string]int64{"scored": 2, "rejected": int64(len(bad))})
 	if got := value(t, rep, "precision"); got != 1 || samples(t, rep, "precision") != 1 {
 		t.Errorf("precision = %s, want 1 from the one shipped good event", fmtValue(metric(t, rep, "precision")))
@@ -58,7 +56,7 @@ func TestRejectedInput(t *testing.T) {
 		pending[b.data] = b.reason
 	}
 	for range bad {
-		m := streamtest.Next(t, dead)
+		m := testenv.Next(t, dead)
 		want, ok := pending[string(m.Data)]
 		if !ok {
 			t.Errorf("unexpected dead letter %q (reason %q)", m.Data, m.Header.Get(stream.HeaderReason))
@@ -83,10 +81,10 @@ func TestRejectedInput(t *testing.T) {
 		t.Errorf("no dead letter for %s", data)
 	}
 	for reason, n := range byReason {
-		h.checkMetric("shadoweval_rejected_events_total", map[string]string{"reason": reason}, n)
+		h.CheckMetric("shadoweval_rejected_events_total", map[string]string{"reason": reason}, n)
 	}
-	h.checkMetric("shadoweval_events_total", map[string]string{"kind": "trace", "arm": "r", "outcome": "rejected"}, float64(len(bad)-1))
-	h.checkMetric("shadoweval_events_total", map[string]string{"kind": "judgement", "arm": "r", "outcome": "rejected"}, 1)
+	h.CheckMetric("shadoweval_events_total", map[string]string{"kind": "trace", "arm": "r", "outcome": "rejected"}, float64(len(bad)-1))
+	h.CheckMetric("shadoweval_events_total", map[string]string{"kind": "judgement", "arm": "r", "outcome": "rejected"}, 1)
 	// counted once the publish returned, which may be after it arrived
-	h.waitMetric("shadoweval_deadletter_messages_total", map[string]string{"result": "success"}, float64(len(bad)))
+	h.WaitMetric("shadoweval_deadletter_messages_total", map[string]string{"result": "success"}, float64(len(bad)))
 }

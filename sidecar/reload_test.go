@@ -1,9 +1,6 @@
 package sidecar_test
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shadoweval/shadoweval/sidecar"
-	"github.com/shadoweval/shadoweval/stream/streamtest"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 // TestGoldReload: POST /-/reload swaps in a good file and refuses a bad one,
@@ -22,58 +18,58 @@ func TestGoldReload(t *testing.T) {
 	h := startApp(t, appOptions{goldFile: "testdata/gold_v1.jsonl"})
 
 	for _, path := range []string{"/-/ready", "/-/healthy"} {
-		if code, body := h.get(path); code != http.StatusOK {
+		if code, body := h.Get(path); code != http.StatusOK {
 			t.Errorf("GET %s: %d %s, want 200", path, code, body)
 		}
 	}
-	h.checkMetric("shadoweval_gold_items", nil, 6)
-	h.checkMetric("shadoweval_gold_last_reload_successful", nil, 1)
-	h.checkMetric("shadoweval_gold_reloads_total", map[string]string{"result": "success"}, 1)
-	h.checkMetric("shadoweval_gold_reloads_total", map[string]string{"result": "failure"}, 0)
+	h.CheckMetric("shadoweval_gold_items", nil, 6)
+	h.CheckMetric("shadoweval_gold_last_reload_successful", nil, 1)
+	h.CheckMetric("shadoweval_gold_reloads_total", map[string]string{"result": "success"}, 1)
+	h.CheckMetric("shadoweval_gold_reloads_total", map[string]string{"result": "failure"}, 0)
 
 	// N1 is not in gold_v1: unlabeled.
-	h.publishJSON("rag.trace.g", goodTrace("A1"))
-	h.publishJSON("rag.trace.g", goodTrace("N1"))
+	h.PublishJSON("rag.trace.g", goodTrace("A1"))
+	h.PublishJSON("rag.trace.g", goodTrace("N1"))
 	h.waitEvents("g", map[string]int64{"scored": 1, "unlabeled": 1})
 
 	// A good file: N1 is scored from now on.
-	replaceFile(t, "testdata/gold_v2.jsonl", h.goldPath)
-	if code, body := h.post("/-/reload"); code != http.StatusOK {
+	replaceFile(t, "testdata/gold_v2.jsonl", h.GoldPath)
+	if code, body := h.Post("/-/reload"); code != http.StatusOK {
 		t.Fatalf("POST /-/reload with a good file: %d %s", code, body)
 	}
-	h.checkMetric("shadoweval_gold_items", nil, 7)
-	h.checkMetric("shadoweval_gold_last_reload_successful", nil, 1)
-	h.checkMetric("shadoweval_gold_reloads_total", map[string]string{"result": "success"}, 2)
-	h.publishJSON("rag.trace.g", goodTrace("N1"))
+	h.CheckMetric("shadoweval_gold_items", nil, 7)
+	h.CheckMetric("shadoweval_gold_last_reload_successful", nil, 1)
+	h.CheckMetric("shadoweval_gold_reloads_total", map[string]string{"result": "success"}, 2)
+	h.PublishJSON("rag.trace.g", goodTrace("N1"))
 	h.waitEvents("g", map[string]int64{"scored": 2, "unlabeled": 1})
 
 	// A bad file: refused with its line, the old set stays.
-	replaceFile(t, "testdata/gold_bad.jsonl", h.goldPath)
-	code, body := h.post("/-/reload")
+	replaceFile(t, "testdata/gold_bad.jsonl", h.GoldPath)
+	code, body := h.Post("/-/reload")
 	if code < 400 {
 		t.Errorf("POST /-/reload with a bad file: status %d, want an error", code)
 	}
-	if msg := string(body); !strings.Contains(msg, h.goldPath+":3:") || !strings.Contains(msg, "answerable") {
+	if msg := string(body); !strings.Contains(msg, h.GoldPath+":3:") || !strings.Contains(msg, "answerable") {
 		t.Errorf("POST /-/reload with a bad file says %q, want the file, line 3 and the field", msg)
 	}
-	h.checkMetric("shadoweval_gold_items", nil, 7)
-	h.checkMetric("shadoweval_gold_last_reload_successful", nil, 0)
-	h.checkMetric("shadoweval_gold_reloads_total", map[string]string{"result": "failure"}, 1)
-	h.checkMetric("shadoweval_gold_reloads_total", map[string]string{"result": "success"}, 2)
-	h.publishJSON("rag.trace.g", goodTrace("N1")) // still known
+	h.CheckMetric("shadoweval_gold_items", nil, 7)
+	h.CheckMetric("shadoweval_gold_last_reload_successful", nil, 0)
+	h.CheckMetric("shadoweval_gold_reloads_total", map[string]string{"result": "failure"}, 1)
+	h.CheckMetric("shadoweval_gold_reloads_total", map[string]string{"result": "success"}, 2)
+	h.PublishJSON("rag.trace.g", goodTrace("N1")) // still known
 	h.waitEvents("g", map[string]int64{"scored": 3, "unlabeled": 1})
-	if code, body := h.get("/-/ready"); code != http.StatusOK {
+	if code, body := h.Get("/-/ready"); code != http.StatusOK {
 		t.Errorf("GET /-/ready after a refused reload: %d %s, want 200 (the old set is in force)", code, body)
 	}
 
 	// Fixed again.
-	replaceFile(t, "testdata/gold_v1.jsonl", h.goldPath)
-	if code, body := h.post("/-/reload"); code != http.StatusOK {
+	replaceFile(t, "testdata/gold_v1.jsonl", h.GoldPath)
+	if code, body := h.Post("/-/reload"); code != http.StatusOK {
 		t.Fatalf("POST /-/reload with a good file: %d %s", code, body)
 	}
-	h.checkMetric("shadoweval_gold_items", nil, 6)
-	h.checkMetric("shadoweval_gold_last_reload_successful", nil, 1)
-	h.publishJSON("rag.trace.g", goodTrace("N1"))
+	h.CheckMetric("shadoweval_gold_items", nil, 6)
+	h.CheckMetric("shadoweval_gold_last_reload_successful", nil, 1)
+	h.PublishJSON("rag.trace.g", goodTrace("N1"))
 	h.waitEvents("g", map[string]int64{"scored": 3, "unlabeled": 2})
 }
 
@@ -82,18 +78,18 @@ func TestGoldReload(t *testing.T) {
 func TestGoldWatch(t *testing.T) {
 	t.Parallel()
 	h := startApp(t, appOptions{goldFile: "testdata/gold_v1.jsonl", goldWatch: 5 * time.Millisecond})
-	h.checkMetric("shadoweval_gold_items", nil, 6)
+	h.CheckMetric("shadoweval_gold_items", nil, 6)
 
-	replaceFile(t, "testdata/gold_v2.jsonl", h.goldPath)
-	h.waitMetric("shadoweval_gold_items", nil, 7)
-	h.publishJSON("rag.trace.w", goodTrace("N1"))
+	replaceFile(t, "testdata/gold_v2.jsonl", h.GoldPath)
+	h.WaitMetric("shadoweval_gold_items", nil, 7)
+	h.PublishJSON("rag.trace.w", goodTrace("N1"))
 	h.waitEvents("w", map[string]int64{"scored": 1})
 
-	replaceFile(t, "testdata/gold_bad.jsonl", h.goldPath)
-	h.waitMetric("shadoweval_gold_reloads_total", map[string]string{"result": "failure"}, 1)
-	h.waitMetric("shadoweval_gold_last_reload_successful", nil, 0)
-	h.checkMetric("shadoweval_gold_items", nil, 7)
-	h.publishJSON("rag.trace.w", goodTrace("N1"))
+	replaceFile(t, "testdata/gold_bad.jsonl", h.GoldPath)
+	h.WaitMetric("shadoweval_gold_reloads_total", map[string]string{"result": "failure"}, 1)
+	h.WaitMetric("shadoweval_gold_last_reload_successful", nil, 0)
+	h.CheckMetric("shadoweval_gold_items", nil, 7)
+	h.PublishJSON("rag.trace.w", goodTrace("N1"))
 	h.waitEvents("w", map[string]int64{"scored": 2})
 }
 
@@ -102,7 +98,7 @@ func TestGoldWatch(t *testing.T) {
 func TestStartRefusesBadGold(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	url := streamtest.RunBasic(t).ClientURL()
+	url := testenv.RunBasic(t).ClientURL()
 	cases := []struct {
 		name, gold string
 		want       []string
@@ -112,26 +108,11 @@ func TestStartRefusesBadGold(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			app, err := sidecar.New(sidecar.Options{Config: testConfig(t, url, tc.gold), Now: newFakeClock().Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			if err != nil {
-				t.Fatalf("New: %v", err)
+			app := startFails(t, testConfig(t, url, tc.gold), tc.want...)
+			if app.Addr() != "" {
+				t.Errorf("after a failed Start: Addr() = %q; want no listener", app.Addr())
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-			defer cancel()
-			err = app.Start(ctx)
-			if err == nil {
-				app.Stop(ctx)
-				t.Fatalf("Start with gold %s succeeded", tc.gold)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("Start error %q does not name %q", err, w)
-				}
-			}
-			if app.Ready() == nil || app.Addr() != "" {
-				t.Errorf("after a failed Start: Ready() = %v, Addr() = %q; want not ready, no listener", app.Ready(), app.Addr())
-			}
-			if err := app.Stop(ctx); err != nil {
+			if err := app.Stop(testenv.Context(t, waitTimeout)); err != nil {
 				t.Errorf("Stop after a failed Start: %v", err)
 			}
 		})

@@ -5,12 +5,17 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/shadoweval/shadoweval/sidecar/gates"
 	"github.com/shadoweval/shadoweval/sidecar/statuspage"
 )
 
 // statusSource adapts the App to the status page (all content types
 // together).
 type statusSource struct{ a *App }
+
+// StatusSource is the statuspage.Source the App mounts at /: its arms,
+// windows and reports over all content types together, at the App's now.
+func (a *App) StatusSource() statuspage.Source { return statusSource{a} }
 
 func (s statusSource) Arms() []string { return s.a.win.Arms() }
 
@@ -38,17 +43,9 @@ func (s statusSource) Report(arm, window string) (map[string]statuspage.Value, m
 	return m, rep.Events, true
 }
 
-// GateStates gives the gate engine's results for arm.
-func (s statusSource) GateStates(arm string) []statuspage.GateState {
-	var out []statuspage.GateState
-	for _, r := range s.a.gating.engine.Results(arm, "") {
-		out = append(out, statuspage.GateState{
-			Name: r.Gate, Metric: r.Metric, Op: r.Op, Window: r.Window, Severity: r.Severity,
-			State: r.State.String(), Value: r.Value, Threshold: r.Threshold, Samples: r.Samples,
-			CompareTo: r.CompareTo, Reason: r.Reason,
-		})
-	}
-	return out
+// GateStates gives the gate engine's results for arm, every window.
+func (s statusSource) GateStates(arm string) []gates.Result {
+	return s.a.gating.engine.Results(arm, "")
 }
 
 // statusRoutes mounts the status page at / and records the history its

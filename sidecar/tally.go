@@ -11,6 +11,7 @@ import (
 
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/vocab"
+	"github.com/shadoweval/shadoweval/window"
 )
 
 // A tally accumulates the per-event Prometheus series of one ingest
@@ -22,6 +23,7 @@ import (
 // tallyCollector sums the tallies at scrape time.
 type tally struct {
 	mu         sync.Mutex
+	ks         []int
 	arms       map[string]*armTally
 	processing [stream.NumKinds]classicHist
 	lag        classicHist
@@ -30,19 +32,19 @@ type tally struct {
 type armTally struct {
 	created  time.Time // the series' creation time, as client_golang stamps it
 	events   [stream.NumKinds][vocab.NumOutcomes]uint64
-	observed bool // a scored observation was counted: num, den and ΔS are exported
-	num, den []uint64
+	observed bool                // a scored observation was counted: num, den and ΔS are exported
+	counts   *window.EventCounts // the numerators and denominators
 	dsCited  deltaSHist
 	dsRetr   deltaSHist
 }
 
-func newTally() *tally { return &tally{arms: map[string]*armTally{}} }
+func newTally(ks []int) *tally { return &tally{ks: ks, arms: map[string]*armTally{}} }
 
 // arm is the arm's tally, made on first use; t.mu is held.
-func (t *tally) arm(arm string, nMetrics int) *armTally {
+func (t *tally) arm(arm string) *armTally {
 	at := t.arms[arm]
 	if at == nil {
-		at = &armTally{created: time.Now(), num: make([]uint64, nMetrics), den: make([]uint64, nMetrics)}
+		at = &armTally{created: time.Now(), counts: window.NewEventCounts(t.ks)}
 		t.arms[arm] = at
 	}
 	return at

@@ -35,7 +35,6 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/nats-io/nats.go"
@@ -283,9 +282,11 @@ func (t *eventTracer) record(m *stream.Message, arm string, e *stream.TraceEvent
 }
 
 // addEvaluations adds one gen_ai.evaluation.result event per check of
-// SPEC §3 that o answers, named after the window metric it feeds (or the
-// check, for containment, citation_hit and refusal), only when o is in that
-// metric's denominator, as the windows count it.
+// SPEC §3 that o answers: the refusal, containment, citation hit, anchor
+// distance and cited ΔS checks, and one per traced per-event proportion of
+// the registry (window.Metric.Traced) whose denominator o is in, as the
+// windows count it, named after the metric. A metric over the triage labels
+// gives one event, labelled with o's label.
 func addEvaluations(span trace.Span, o *window.Observation, ks []int) {
 	if o.HasAnswer {
 		refusal := evalBool("refusal", !o.Shipped, "refused", "shipped")
@@ -296,21 +297,8 @@ func addEvaluations(span trace.Span, o *window.Observation, ks []int) {
 			refusal = append(refusal, AttrEvalExplanation.String("under-refusal: the gold item is not answerable"))
 		}
 		evalEvent(span, refusal)
-		if o.Shipped {
-			precision := evalBool("precision", o.Answerable && o.Contained && o.Hit, "pass", "fail")
-			if why := precisionMiss(o); why != "" {
-				precision = append(precision, AttrEvalExplanation.String(why))
-			}
-			evalEvent(span, precision)
-		}
 		evalEvent(span, evalBool("containment", o.Contained, "pass", "fail"))
 		evalEvent(span, evalBool("citation_hit", o.Hit, "pass", "fail"))
-		if o.CoverageEligible {
-			evalEvent(span, evalBool("coverage", o.Covered, "pass", "fail"))
-		}
-		if o.CitationAccEligible {
-			evalEvent(span, evalBool("citation_accuracy", o.CitationAccurate, "pass", "fail"))
-		}
 		if o.HasAnchorDistance {
 			evalEvent(span, []attribute.KeyValue{
 				AttrEvalName.String("anchor_proximity"),
@@ -326,20 +314,34 @@ func addEvaluations(span trace.Span, o *window.Observation, ks []int) {
 			})
 		}
 	}
-	if o.HasRetrieval && o.Answerable {
-		for i, k := range ks {
-			if i >= 32 {
-				break // RecallStrict holds 32 cut-offs
+	counts := window.NewEventCounts(ks)
+	counts.Add(o)
+	for p := range counts.Proportions() {
+		switch {
+		case p.Den == 0 || !p.Row.Traced():
+		case p.Row.Over == window.PerTriageLabel:
+			if p.Num > 0 {
+				evalEvent(span, []attribute.KeyValue{
+					AttrEvalName.String(strings.TrimSuffix(p.Row.Name, "_")),
+					AttrEvalScoreLabel.String(p.Label),
+				})
 			}
-			evalEvent(span, evalBool(recallName(k), o.RecallStrict&(1<<i) != 0, "pass", "fail"))
+		default:
+			attrs := evalBool(p.Name, p.Num > 0, "pass", "fail")
+			if explain := evalExplanations[p.Name]; explain != nil {
+				if why := explain(o); why != "" {
+					attrs = append(attrs, AttrEvalExplanation.String(why))
+				}
+			}
+			evalEvent(span, attrs)
 		}
 	}
-	if o.Triage >= 0 && o.Triage < len(vocab.TriageLabels) {
-		evalEvent(span, []attribute.KeyValue{
-			AttrEvalName.String("triage"),
-			AttrEvalScoreLabel.String(vocab.TriageLabels[o.Triage]),
-		})
-	}
+}
+
+// evalExplanations say why an observation fails a metric, where that is
+// worth a word.
+var evalExplanations = map[string]func(*window.Observation) string{
+	"precision": precisionMiss,
 }
 
 // precisionMiss says why a shipped answer does not count for precision.
@@ -367,16 +369,6 @@ func evalBool(name string, ok bool, yes, no string) []attribute.KeyValue {
 
 func evalEvent(span trace.Span, attrs []attribute.KeyValue) {
 	span.AddEvent(EvaluationEvent, trace.WithAttributes(attrs...))
-}
-
-// recallNames are the names of the usual cut-offs, without a conversion.
-var recallNames = map[int]string{1: "recall_at_1", 3: "recall_at_3", 5: "recall_at_5", 10: "recall_at_10"}
-
-func recallName(k int) string {
-	if n, ok := recallNames[k]; ok {
-		return n
-	}
-	return "recall_at_" + strconv.Itoa(k)
 }
 
 // bounded cuts an input string to maxAttrLen bytes without splitting a

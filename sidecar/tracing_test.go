@@ -31,7 +31,7 @@ import (
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar"
 	"github.com/shadoweval/shadoweval/stream"
-	"github.com/shadoweval/shadoweval/stream/streamtest"
+	"github.com/shadoweval/shadoweval/testenv"
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -76,7 +76,7 @@ func startTraced(t *testing.T, ratio float64) *tracedApp {
 		configure: func(c *config.Config) { c.Tracing.SampleRatio = ratio },
 		options:   sidecar.WithSpanProcessor(sdktrace.NewSimpleSpanProcessor(exp)),
 	})
-	if !h.app.TracingOn() {
+	if !h.Sidecar.TracingOn() {
 		t.Fatal("tracing is off with a span processor set")
 	}
 	return &tracedApp{testApp: h, spans: exp}
@@ -84,12 +84,12 @@ func startTraced(t *testing.T, ratio float64) *tracedApp {
 
 // publishMsg publishes data with headers and flushes.
 func (h *testApp) publishMsg(subject string, data []byte, hdr nats.Header) {
-	h.t.Helper()
-	if err := h.nc.PublishMsg(&nats.Msg{Subject: subject, Data: data, Header: hdr}); err != nil {
-		h.t.Fatalf("publish %s: %v", subject, err)
+	h.T.Helper()
+	if err := h.NC.PublishMsg(&nats.Msg{Subject: subject, Data: data, Header: hdr}); err != nil {
+		h.T.Fatalf("publish %s: %v", subject, err)
 	}
-	if err := h.nc.FlushTimeout(streamtest.Timeout); err != nil {
-		h.t.Fatalf("flush: %v", err)
+	if err := h.NC.FlushTimeout(testenv.Timeout); err != nil {
+		h.T.Fatalf("flush: %v", err)
 	}
 }
 
@@ -111,10 +111,10 @@ func (h *tracedApp) takeSpans() tracetest.SpanStubs {
 
 // oneSpan is the only span exported since the last call.
 func (h *tracedApp) oneSpan() tracetest.SpanStub {
-	h.t.Helper()
+	h.T.Helper()
 	spans := h.takeSpans()
 	if len(spans) != 1 {
-		h.t.Fatalf("%d spans, want 1: %v", len(spans), spanNames(spans))
+		h.T.Fatalf("%d spans, want 1: %v", len(spans), spanNames(spans))
 	}
 	return spans[0]
 }
@@ -201,7 +201,7 @@ func TestTracingChildOfTraceparent(t *testing.T) {
 func TestTracingSampling(t *testing.T) {
 	t.Run("root span without a header", func(t *testing.T) {
 		h := startTraced(t, 1)
-		h.publishJSON("rag.trace.root", goodTrace("A1"))
+		h.PublishJSON("rag.trace.root", goodTrace("A1"))
 		// A malformed traceparent is no parent either.
 		h.publishMsg("rag.trace.root", mustJSON(t, goodTrace("A2")), nats.Header{"traceparent": {"00-zz-" + parentSpanID + "-01"}})
 		h.waitEvents("root", map[string]int64{"scored": 2})
@@ -220,8 +220,8 @@ func TestTracingSampling(t *testing.T) {
 	})
 	t.Run("ratio 0 without a parent", func(t *testing.T) {
 		h := startTraced(t, 0)
-		h.publishJSON("rag.trace.zero", goodTrace("A1"))
-		h.publish("rag.trace.zero", []byte(`{"qid":`)) // rejected
+		h.PublishJSON("rag.trace.zero", goodTrace("A1"))
+		h.Publish("rag.trace.zero", []byte(`{"qid":`)) // rejected
 		h.waitEvents("zero", map[string]int64{"scored": 1, "rejected": 1})
 		if spans := h.takeSpans(); len(spans) != 0 {
 			t.Errorf("%d spans at sample_ratio 0 without a parent: %v", len(spans), spanNames(spans))
@@ -335,7 +335,7 @@ func TestTracingEvaluationEvents(t *testing.T) {
 	t.Run("wrong answer", func(t *testing.T) {
 		ev := goodTrace("A1")
 		ev.Answer = &answer{Claim: "Alpha accepts anything.", Citations: []string{"p9#9"}}
-		h.publishJSON("rag.trace.ev", ev)
+		h.PublishJSON("rag.trace.ev", ev)
 		h.waitEvents("ev", map[string]int64{"scored": 2})
 		checkEvaluations(t, h.oneSpan(), with(recallPass, map[string]evaluation{
 			"refusal":       {"0", "shipped", ""},
@@ -349,7 +349,7 @@ func TestTracingEvaluationEvents(t *testing.T) {
 	t.Run("over-refusal", func(t *testing.T) {
 		ev := goodTrace("A1")
 		ev.Answer = &answer{Claim: " Not in context ", Citations: []string{}}
-		h.publishJSON("rag.trace.ev", ev)
+		h.PublishJSON("rag.trace.ev", ev)
 		h.waitEvents("ev", map[string]int64{"scored": 3})
 		checkEvaluations(t, h.oneSpan(), with(recallPass, map[string]evaluation{
 			"refusal":      {"1", "refused", "over-refusal: the gold item is answerable"},
@@ -361,7 +361,7 @@ func TestTracingEvaluationEvents(t *testing.T) {
 	t.Run("under-refusal", func(t *testing.T) {
 		ev := goodTrace("U1")
 		ev.Answer = &answer{Claim: "Bob wrote it.", Citations: []string{}}
-		h.publishJSON("rag.trace.ev", ev)
+		h.PublishJSON("rag.trace.ev", ev)
 		h.waitEvents("ev", map[string]int64{"scored": 4})
 		checkEvaluations(t, h.oneSpan(), map[string]evaluation{
 			"refusal":      {"0", "shipped", "under-refusal: the gold item is not answerable"},
@@ -376,7 +376,7 @@ func TestTracingEvaluationEvents(t *testing.T) {
 			"retrieved_ids": []string{"p1#1"},
 			"answer_json":   map[string]any{"claim": "Alpha rejects null keys.", "citations": []string{"p1#1"}},
 		})
-		h.publish("rag.trace.ev", ev)
+		h.Publish("rag.trace.ev", ev)
 		h.waitEvents("ev", map[string]int64{"scored": 4, "late": 1})
 		s := h.oneSpan()
 		checkAttrs(t, s, map[string]string{"shadoweval.outcome": "late", "shadoweval.qid": "A1"})
@@ -385,7 +385,7 @@ func TestTracingEvaluationEvents(t *testing.T) {
 		}
 	})
 	t.Run("unlabeled", func(t *testing.T) {
-		h.publishJSON("rag.trace.ev", goodTrace("N1"))
+		h.PublishJSON("rag.trace.ev", goodTrace("N1"))
 		h.waitEvents("ev", map[string]int64{"scored": 4, "late": 1, "unlabeled": 1})
 		s := h.oneSpan()
 		checkAttrs(t, s, map[string]string{"shadoweval.outcome": "unlabeled", "shadoweval.qid": "N1", "shadoweval.content_type": ""})
@@ -409,7 +409,7 @@ func TestTracingEvaluationEvents(t *testing.T) {
 	})
 	t.Run("bounded qid", func(t *testing.T) {
 		long := strings.Repeat("é", 200) // 400 bytes
-		h.publishJSON("rag.trace.ev", event{QID: long})
+		h.PublishJSON("rag.trace.ev", event{QID: long})
 		h.waitEvents("ev", map[string]int64{"scored": 4, "late": 1, "unlabeled": 2, "rejected": 1})
 		qid := attrMap(h.oneSpan().Attributes)["shadoweval.qid"]
 		if len(qid) > 128 || !strings.HasPrefix(long, qid) || len(qid) < 120 {
@@ -429,11 +429,11 @@ func TestTracingOff(t *testing.T) {
 	t.Cleanup(func() { otel.SetTracerProvider(global) })
 
 	h := startApp(t, appOptions{goldFile: "testdata/gold_v1.jsonl", configure: func(c *config.Config) { c.Tracing.SampleRatio = 1 }})
-	if h.app.TracingOn() {
+	if h.Sidecar.TracingOn() {
 		t.Fatal("tracing is on without an endpoint")
 	}
 	h.publishMsg("rag.trace.off", mustJSON(t, goodTrace("A1")), nats.Header{"traceparent": {traceparent("01")}})
-	h.publish("rag.trace.off", []byte(`{"qid":`))
+	h.Publish("rag.trace.off", []byte(`{"qid":`))
 	h.waitEvents("off", map[string]int64{"scored": 1, "rejected": 1})
 	if n := len(rec.Started()); n != 0 {
 		t.Errorf("%d spans started with tracing off", n)
@@ -442,7 +442,7 @@ func TestTracingOff(t *testing.T) {
 	m := &stream.Message{Kind: stream.KindTrace, Subject: "rag.trace.off", Header: nats.Header{"Traceparent": {traceparent("01")}}}
 	e := &stream.TraceEvent{QID: "A1", Arm: "off"}
 	o := &window.Observation{HasAnswer: true, HasRetrieval: true, Triage: -1}
-	if allocs := testing.AllocsPerRun(100, func() { h.app.TraceHooks(m, e, o) }); allocs != 0 {
+	if allocs := testing.AllocsPerRun(100, func() { h.Sidecar.TraceHooks(m, e, o) }); allocs != 0 {
 		t.Errorf("tracing hooks allocate %v times per event with tracing off", allocs)
 	}
 }
@@ -460,7 +460,7 @@ func TestTracingTracerProvider(t *testing.T) {
 			configure: func(c *config.Config) { c.Tracing.SampleRatio = 0 },
 			options:   func(o *sidecar.Options) { o.TracerProvider = tp },
 		})
-		h.publishJSON("rag.trace.tp", goodTrace("A1"))
+		h.PublishJSON("rag.trace.tp", goodTrace("A1"))
 		h.waitEvents("tp", map[string]int64{"scored": 1})
 	}) // the app has stopped
 	if n := len(exp.GetSpans()); n != 1 {
@@ -536,7 +536,7 @@ func TestTracingOTLPExport(t *testing.T) {
 					c.Tracing.Endpoint = srv.URL
 				}
 			}})
-			if !h.app.TracingOn() {
+			if !h.Sidecar.TracingOn() {
 				t.Fatal("tracing is off with an endpoint")
 			}
 			h.publishMsg("rag.trace.otlp", mustJSON(t, goodTrace("A1")), nats.Header{"traceparent": {traceparent("01")}})

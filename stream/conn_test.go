@@ -16,27 +16,48 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 
-	"github.com/shadoweval/shadoweval/stream/streamtest"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 // connectCtx bounds the retries of a Connect that should fail at once; a
 // test that hits the deadline instead fails on "gave up".
 func connectCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), streamtest.Timeout)
-	t.Cleanup(cancel)
-	return ctx
+	return testenv.Context(t, testenv.Timeout)
 }
 
 // roundTrip proves a connection works end to end.
 func roundTrip(t *testing.T, nc *nats.Conn) {
 	t.Helper()
-	got := streamtest.Collect(t, nc, "ping", 1)
+	got := testenv.Collect(t, nc, "ping", 1)
 	if err := nc.Publish("ping", []byte("pong")); err != nil {
 		t.Fatal(err)
 	}
-	if m := streamtest.Next(t, got); string(m.Data) != "pong" {
+	if m := testenv.Next(t, got); string(m.Data) != "pong" {
 		t.Fatalf("got %q", m.Data)
 	}
+}
+
+// connectOK connects with opt, failing the test otherwise, proves the
+// connection works end to end and closes it when the test ends.
+func connectOK(t *testing.T, opt ConnOptions) *nats.Conn {
+	t.Helper()
+	nc, err := Connect(connectCtx(t), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	roundTrip(t, nc)
+	return nc
+}
+
+// secretFile writes data, mode 0600, to name in a directory of its own.
+func secretFile(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // wantPermanentErr checks that Connect failed at once, without retrying
@@ -58,17 +79,12 @@ func wantPermanentErr(t *testing.T, name string, err error, secrets ...string) {
 
 func TestConnectUserPassword(t *testing.T) {
 	const user, pass, wrong = "scorer", "correct-horse-battery", "Tr0ub4dor&3-wrong"
-	opts := streamtest.Options()
+	opts := testenv.Options()
 	opts.Username, opts.Password = user, pass
-	s := streamtest.RunServer(t, opts)
+	s := testenv.RunServer(t, opts)
 	url := s.ClientURL()
 
-	nc, err := Connect(connectCtx(t), ConnOptions{URL: url, User: user, Password: pass, Name: "shadoweval-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	roundTrip(t, nc)
+	connectOK(t, ConnOptions{URL: url, User: user, Password: pass, Name: "shadoweval-test"})
 
 	hostPort := strings.TrimPrefix(url, "nats://")
 	for _, tc := range []struct {
@@ -86,25 +102,16 @@ func TestConnectUserPassword(t *testing.T) {
 		}
 	}
 	// Credentials in the URL work too.
-	nc2, err := Connect(connectCtx(t), ConnOptions{URL: "nats://" + user + ":" + pass + "@" + hostPort})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc2.Close()
+	connectOK(t, ConnOptions{URL: "nats://" + user + ":" + pass + "@" + hostPort})
 }
 
 func TestConnectToken(t *testing.T) {
 	const token, wrong = "s3cr3t-t0ken-value", "not-the-t0ken"
-	opts := streamtest.Options()
+	opts := testenv.Options()
 	opts.Authorization = token
-	s := streamtest.RunServer(t, opts)
-	nc, err := Connect(connectCtx(t), ConnOptions{URL: s.ClientURL(), Token: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	roundTrip(t, nc)
-	_, err = Connect(connectCtx(t), ConnOptions{URL: s.ClientURL(), Token: wrong})
+	s := testenv.RunServer(t, opts)
+	connectOK(t, ConnOptions{URL: s.ClientURL(), Token: token})
+	_, err := Connect(connectCtx(t), ConnOptions{URL: s.ClientURL(), Token: wrong})
 	wantPermanentErr(t, "wrong token", err, wrong, token)
 	_, err = Connect(connectCtx(t), ConnOptions{URL: "nats://" + wrong + "@" + strings.TrimPrefix(s.ClientURL(), "nats://")})
 	wantPermanentErr(t, "wrong token in URL", err, wrong, token)
@@ -112,10 +119,7 @@ func TestConnectToken(t *testing.T) {
 
 func TestConnectOptionErrors(t *testing.T) {
 	dir := t.TempDir()
-	notPEM := filepath.Join(dir, "junk.pem")
-	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	notPEM := secretFile(t, "junk.pem", []byte("not a certificate"))
 	for _, tc := range []struct {
 		name string
 		opt  ConnOptions
@@ -156,7 +160,7 @@ func TestConnectRetriesUntilContextDone(t *testing.T) {
 
 // The server starts while Connect is retrying: Connect waits for it.
 func TestConnectWaitsForServer(t *testing.T) {
-	opts := streamtest.Options()
+	opts := testenv.Options()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -173,8 +177,8 @@ func TestConnectWaitsForServer(t *testing.T) {
 		nc, err := Connect(ctx, ConnOptions{URL: "nats://127.0.0.1:" + strconv.Itoa(opts.Port), ReconnectWait: 10 * time.Millisecond})
 		done <- result{nc, err}
 	}()
-	streamtest.RunServer(t, opts)
-	r := streamtest.Next(t, done)
+	testenv.RunServer(t, opts)
+	r := testenv.Next(t, done)
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -183,8 +187,8 @@ func TestConnectWaitsForServer(t *testing.T) {
 }
 
 func TestConnectCallbacksOnServerRestart(t *testing.T) {
-	opts := streamtest.Options()
-	s := streamtest.RunServer(t, opts)
+	opts := testenv.Options()
+	s := testenv.RunServer(t, opts)
 	opts.Port = s.Addr().(*net.TCPAddr).Port
 	disconnected := make(chan struct{}, 4)
 	reconnected := make(chan struct{}, 4)
@@ -201,37 +205,32 @@ func TestConnectCallbacksOnServerRestart(t *testing.T) {
 	}
 	s.Shutdown()
 	s.WaitForShutdown()
-	streamtest.Next(t, disconnected)
-	streamtest.RunServer(t, opts)
-	streamtest.Next(t, reconnected)
+	testenv.Next(t, disconnected)
+	testenv.RunServer(t, opts)
+	testenv.Next(t, reconnected)
 	if !nc.IsConnected() {
 		t.Fatal("not connected after OnReconnect")
 	}
 	roundTrip(t, nc)
 	nc.Close()
-	streamtest.Next(t, closed)
+	testenv.Next(t, closed)
 }
 
 func TestConnectTLS(t *testing.T) {
-	pki, otherPKI := streamtest.NewPKI(t), streamtest.NewPKI(t)
-	opts := streamtest.Options()
+	pki, otherPKI := testenv.NewPKI(t), testenv.NewPKI(t)
+	opts := testenv.Options()
 	opts.TLSConfig = pki.ServerTLS()
 	opts.TLSVerify = true
 	opts.TLSTimeout = 5
-	s := streamtest.RunServer(t, opts)
+	s := testenv.RunServer(t, opts)
 	url := "nats://" + s.Addr().String()
 
-	nc, err := Connect(connectCtx(t), ConnOptions{
+	nc := connectOK(t, ConnOptions{
 		URL: url, TLSCAFile: pki.CAFile, TLSCertFile: pki.ClientCertFile, TLSKeyFile: pki.ClientKeyFile,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
 	if _, err := nc.TLSConnectionState(); err != nil {
 		t.Fatalf("not TLS: %v", err)
 	}
-	roundTrip(t, nc)
 
 	for _, tc := range []struct {
 		name string
@@ -257,28 +256,17 @@ func TestConnectNKey(t *testing.T) {
 	}
 	pub, _ := kp.PublicKey()
 	seed, _ := kp.Seed()
-	seedFile := filepath.Join(t.TempDir(), "user.nk")
-	if err := os.WriteFile(seedFile, seed, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	opts := streamtest.Options()
+	seedFile := secretFile(t, "user.nk", seed)
+	opts := testenv.Options()
 	opts.Nkeys = []*server.NkeyUser{{Nkey: pub}}
-	s := streamtest.RunServer(t, opts)
+	s := testenv.RunServer(t, opts)
 
-	nc, err := Connect(connectCtx(t), ConnOptions{URL: s.ClientURL(), NKeySeedFile: seedFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	roundTrip(t, nc)
+	connectOK(t, ConnOptions{URL: s.ClientURL(), NKeySeedFile: seedFile})
 
 	// Another user's key is refused, and its seed is not in the error.
 	other, _ := nkeys.CreateUser()
 	otherSeed, _ := other.Seed()
-	otherFile := filepath.Join(t.TempDir(), "other.nk")
-	if err := os.WriteFile(otherFile, otherSeed, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	otherFile := secretFile(t, "other.nk", otherSeed)
 	_, err = Connect(connectCtx(t), ConnOptions{URL: s.ClientURL(), NKeySeedFile: otherFile})
 	wantPermanentErr(t, "unknown nkey", err, string(otherSeed), string(seed))
 }
@@ -316,27 +304,19 @@ func TestConnectCredsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	credsFile := filepath.Join(t.TempDir(), "user.creds")
-	if err := os.WriteFile(credsFile, creds, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	credsFile := secretFile(t, "user.creds", creds)
 
 	resolver := &server.MemAccResolver{}
 	if err := resolver.Store(accPub, accJWT); err != nil {
 		t.Fatal(err)
 	}
-	opts := streamtest.Options()
+	opts := testenv.Options()
 	opts.TrustedOperators = []*jwt.OperatorClaims{opDecoded}
 	opts.AccountResolver = resolver
 	opts.NoSystemAccount = true
-	s := streamtest.RunServer(t, opts)
+	s := testenv.RunServer(t, opts)
 
-	nc, err := Connect(connectCtx(t), ConnOptions{URL: s.ClientURL(), CredsFile: credsFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	roundTrip(t, nc)
+	connectOK(t, ConnOptions{URL: s.ClientURL(), CredsFile: credsFile})
 
 	// A user of an account the server does not know is refused.
 	stranger, _ := nkeys.CreateAccount()
@@ -345,10 +325,7 @@ func TestConnectCredsFile(t *testing.T) {
 	uc2.IssuerAccount = strangerPub
 	badJWT, _ := uc2.Encode(stranger)
 	badCreds, _ := jwt.FormatUserConfig(badJWT, userSeed)
-	badFile := filepath.Join(t.TempDir(), "bad.creds")
-	if err := os.WriteFile(badFile, badCreds, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	badFile := secretFile(t, "bad.creds", badCreds)
 	_, err = Connect(connectCtx(t), ConnOptions{URL: s.ClientURL(), CredsFile: badFile})
 	wantPermanentErr(t, "unknown account", err, string(userSeed))
 }

@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -9,13 +8,12 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/shadoweval/shadoweval/stream/streamtest"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 func TestEmbeddedPublishSubscribeShutdown(t *testing.T) {
@@ -36,11 +34,11 @@ func TestEmbeddedPublishSubscribeShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := streamtest.Collect(t, nc, "rag.trace.>", 1)
+	got := testenv.Collect(t, nc, "rag.trace.>", 1)
 	if err := nc.Publish("rag.trace.live", []byte(`{"qid":"q1"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if m := streamtest.Next(t, got); string(m.Data) != `{"qid":"q1"}` || m.Subject != "rag.trace.live" {
+	if m := testenv.Next(t, got); string(m.Data) != `{"qid":"q1"}` || m.Subject != "rag.trace.live" {
 		t.Fatalf("got %s %s", m.Subject, m.Data)
 	}
 
@@ -61,7 +59,7 @@ func TestEmbeddedPublishSubscribeShutdown(t *testing.T) {
 	e.Shutdown()
 	e.Shutdown() // idempotent
 	nc.Close()
-	streamtest.Next(t, closed)
+	testenv.Next(t, closed)
 	if _, err := os.Stat(store); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("temp store dir %s still there after Shutdown: %v", store, err)
 	}
@@ -69,13 +67,13 @@ func TestEmbeddedPublishSubscribeShutdown(t *testing.T) {
 
 func TestEmbeddedConfiguredStoreDirAndLogger(t *testing.T) {
 	dir := t.TempDir()
-	var logs syncBuffer
+	var logs testenv.SyncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	e, err := StartEmbedded(EmbeddedOptions{Port: -1, StoreDir: dir, Logger: logger, MaxPayload: 4096})
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc := streamtest.Connect(t, e.ClientURL())
+	nc := testenv.Connect(t, e.ClientURL())
 	if got := nc.MaxPayload(); got != 4096 {
 		t.Fatalf("max payload %d, want 4096", got)
 	}
@@ -89,7 +87,7 @@ func TestEmbeddedConfiguredStoreDirAndLogger(t *testing.T) {
 }
 
 func TestEmbeddedPortInUse(t *testing.T) {
-	s := streamtest.RunBasic(t)
+	s := testenv.RunBasic(t)
 	port := s.Addr().(*net.TCPAddr).Port
 	start := time.Now()
 	_, err := StartEmbedded(EmbeddedOptions{Port: port})
@@ -102,22 +100,4 @@ func TestEmbeddedPortInUse(t *testing.T) {
 	if !strings.Contains(err.Error(), strconv.Itoa(port)) {
 		t.Fatalf("error does not name the port: %v", err)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the server's logging goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,6 +1,9 @@
 package stream
 
 import (
+	"errors"
+	"fmt"
+	"os"
 	"strings"
 
 	"github.com/shadoweval/shadoweval/vocab"
@@ -115,6 +118,55 @@ func checkDotPath(field, p string) error {
 		if part == "" {
 			return fieldErr(field, "empty component in section path %q", p)
 		}
+	}
+	return nil
+}
+
+// maxReportedRowErrors caps how many bad rows one refusal of a gold file
+// lists.
+const maxReportedRowErrors = 10
+
+var errTooManyRowErrors = errors.New("too many bad rows")
+
+// ReadGoldFile decodes and validates every row of the gold file at path,
+// on every core: prepare turns each row into a T (in parallel), and each
+// gets the rows in file order. Any bad row refuses the file: the error
+// lists up to ten rows with their line numbers.
+func ReadGoldFile[T any](path string, prepare func(Gold) T, each func(T)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("gold %w", err)
+	}
+	defer f.Close()
+	var rowErrs []error
+	// ParallelLines stops at the first error; to list several bad rows,
+	// decoding failures travel as values.
+	type row struct {
+		v   T
+		err error
+	}
+	err = ParallelLines(f, path, func(line []byte) (row, error) {
+		g, err := DecodeGold(line)
+		if err != nil {
+			return row{err: err}, nil
+		}
+		return row{v: prepare(g)}, nil
+	}, func(lineNo int, r row) error {
+		if r.err != nil {
+			rowErrs = append(rowErrs, &LineError{File: path, Line: lineNo, Err: r.err})
+			if len(rowErrs) == maxReportedRowErrors {
+				return errTooManyRowErrors
+			}
+			return nil
+		}
+		each(r.v)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errTooManyRowErrors) {
+		return fmt.Errorf("gold %w", err)
+	}
+	if len(rowErrs) > 0 {
+		return fmt.Errorf("gold file %s refused: %w", path, errors.Join(rowErrs...))
 	}
 	return nil
 }

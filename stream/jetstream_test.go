@@ -1,7 +1,7 @@
 package stream
 
 import (
-	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -10,7 +10,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/shadoweval/shadoweval/stream/streamtest"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 func TestSubjectMatches(t *testing.T) {
@@ -70,14 +70,8 @@ var jsSubjects = map[Kind]string{
 // replays again.
 func TestConsumeJetStream(t *testing.T) {
 	t.Parallel()
-	srv := streamtest.RunJetStream(t)
-	nc := streamtest.Connect(t, srv.ClientURL())
-	ctx, cancel := context.WithTimeout(context.Background(), streamtest.Timeout)
-	defer cancel()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js := testenv.RunJetStreamConn(t)
+	ctx := testenv.Context(t, testenv.Timeout)
 
 	release := make(chan struct{})
 	got := make(chan *Message, 16)
@@ -107,7 +101,7 @@ func TestConsumeJetStream(t *testing.T) {
 	if _, err := js.Publish(ctx, subjects[3], nil); err == nil {
 		t.Error("a subject outside the stream was stored")
 	}
-	first := streamtest.Next(t, got)
+	first := testenv.Next(t, got)
 	cons, err := str.Consumer(ctx, "d")
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +111,7 @@ func TestConsumeJetStream(t *testing.T) {
 		t.Errorf("while the handler runs: ack floor %d, ack pending %d (%v); want 0 and > 0", info.AckFloor.Stream, info.NumAckPending, err)
 	}
 	close(release)
-	msgs := []*Message{first, streamtest.Next(t, got), streamtest.Next(t, got)}
+	msgs := []*Message{first, testenv.Next(t, got), testenv.Next(t, got)}
 	for i, m := range msgs {
 		want := []Kind{KindAnswer, KindTrace, KindJudgement}[i]
 		if m.Kind != want || m.Subject != subjects[i] || string(m.Data) != subjects[i] || m.Seq != uint64(i+1) ||
@@ -143,14 +137,14 @@ func TestConsumeJetStream(t *testing.T) {
 	}
 	defer sub2.Drain(ctx)
 	for _, want := range msgs[1:] {
-		if m := streamtest.Next(t, got); m.Seq != want.Seq || m.Delivered != 1 || !m.Replayed {
+		if m := testenv.Next(t, got); m.Seq != want.Seq || m.Delivered != 1 || !m.Replayed {
 			t.Errorf("replay: seq %d delivered %d replayed %v, want seq %d, delivered 1, replayed", m.Seq, m.Delivered, m.Replayed, want.Seq)
 		}
 	}
 	if _, err := js.Publish(ctx, "rag.trace.new", nil); err != nil {
 		t.Fatal(err)
 	}
-	if m := streamtest.Next(t, got); m.Seq != 4 || m.Replayed {
+	if m := testenv.Next(t, got); m.Seq != 4 || m.Replayed {
 		t.Errorf("new message: seq %d replayed %v, want 4, not replayed", m.Seq, m.Replayed)
 	}
 	if names := consumerNames(t, str); names != "d" {
@@ -162,14 +156,8 @@ func TestConsumeJetStream(t *testing.T) {
 // AckWait is delivered again and counted as a redelivery.
 func TestConsumeJetStreamRedelivery(t *testing.T) {
 	t.Parallel()
-	srv := streamtest.RunJetStream(t)
-	nc := streamtest.Connect(t, srv.ClientURL())
-	ctx, cancel := context.WithTimeout(context.Background(), 3*streamtest.Timeout)
-	defer cancel()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js := testenv.RunJetStreamConn(t)
+	ctx := testenv.Context(t, 3*testenv.Timeout)
 	release := make(chan struct{})
 	got := make(chan *Message, 4)
 	var once sync.Once
@@ -186,28 +174,24 @@ func TestConsumeJetStreamRedelivery(t *testing.T) {
 	if _, err := js.Publish(ctx, "rag.trace.live", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	streamtest.Next(t, got)
+	testenv.Next(t, got)
 	cons, err := js.Consumer(ctx, "RAG", "d")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Hold the handler until the server has given up waiting for the ack.
-	for {
+	testenv.Poll(t, 3*testenv.Timeout, "the server to redeliver", func() string {
 		info, err := cons.Info(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.NumRedelivered > 0 {
-			break
+		if info.NumRedelivered == 0 {
+			return "nothing redelivered"
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatal("the server never redelivered")
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+		return ""
+	})
 	close(release)
-	if m := streamtest.Next(t, got); m.Seq != 1 || m.Delivered != 2 {
+	if m := testenv.Next(t, got); m.Seq != 1 || m.Delivered != 2 {
 		t.Errorf("redelivery: seq %d delivered %d", m.Seq, m.Delivered)
 	}
 	waitAckFloor(t, cons, 1)
@@ -220,14 +204,8 @@ func TestConsumeJetStreamRedelivery(t *testing.T) {
 // and overlapping or missing subjects make a clear error.
 func TestConsumeJetStreamExistingStream(t *testing.T) {
 	t.Parallel()
-	srv := streamtest.RunJetStream(t)
-	nc := streamtest.Connect(t, srv.ClientURL())
-	ctx, cancel := context.WithTimeout(context.Background(), streamtest.Timeout)
-	defer cancel()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js := testenv.RunJetStreamConn(t)
+	ctx := testenv.Context(t, testenv.Timeout)
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "OPS", Subjects: []string{"rag.>"}, Storage: jetstream.MemoryStorage}); err != nil {
 		t.Fatal(err)
 	}
@@ -250,28 +228,22 @@ func TestConsumeJetStreamExistingStream(t *testing.T) {
 
 func waitAckFloor(t *testing.T, cons jetstream.Consumer, seq uint64) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), streamtest.Timeout)
-	defer cancel()
-	for {
+	ctx := testenv.Context(t, testenv.Timeout)
+	testenv.Poll(t, testenv.Timeout, fmt.Sprintf("ack floor %d, nothing pending", seq), func() string {
 		info, err := cons.Info(ctx)
 		if err != nil {
 			t.Fatalf("consumer info: %v", err)
 		}
-		if info.AckFloor.Stream >= seq && info.NumAckPending == 0 {
-			return
+		if info.AckFloor.Stream < seq || info.NumAckPending != 0 {
+			return fmt.Sprintf("ack floor %d, ack pending %d", info.AckFloor.Stream, info.NumAckPending)
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("ack floor %d, ack pending %d; want %d and 0", info.AckFloor.Stream, info.NumAckPending, seq)
-		case <-time.After(2 * time.Millisecond):
-		}
-	}
+		return ""
+	})
 }
 
 func consumerNames(t *testing.T, str jetstream.Stream) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), streamtest.Timeout)
-	defer cancel()
+	ctx := testenv.Context(t, testenv.Timeout)
 	var names []string
 	l := str.ConsumerNames(ctx)
 	for n := range l.Name() {

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -20,12 +21,26 @@ type KV struct {
 // OpenKV opens bucket, creating it (file storage, one revision per key)
 // when missing.
 func OpenKV(ctx context.Context, nc *nats.Conn, bucket, description string) (*KV, error) {
+	kv, err := keyValue(ctx, nc, bucket, description, true)
+	if err != nil {
+		return nil, err
+	}
+	return &KV{kv: kv}, nil
+}
+
+// ErrBucketNotFound is the error of WatchKV for a bucket that does not
+// exist when it may not create it.
+var ErrBucketNotFound = jetstream.ErrBucketNotFound
+
+// keyValue binds to bucket; with create, a missing one is created (file
+// storage, one revision per key).
+func keyValue(ctx context.Context, nc *nats.Conn, bucket, description string, create bool) (jetstream.KeyValue, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("kv %s: %w", bucket, err)
 	}
 	kv, err := js.KeyValue(ctx, bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
+	if create && errors.Is(err, jetstream.ErrBucketNotFound) {
 		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket, Description: description, History: 1, Storage: jetstream.FileStorage})
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			kv, err = js.KeyValue(ctx, bucket) // created meanwhile
@@ -34,7 +49,7 @@ func OpenKV(ctx context.Context, nc *nats.Conn, bucket, description string) (*KV
 	if err != nil {
 		return nil, fmt.Errorf("kv %s: %w", bucket, err)
 	}
-	return &KV{kv: kv}, nil
+	return kv, nil
 }
 
 func kvKey(name string) string { return base64.RawURLEncoding.EncodeToString([]byte(name)) }
@@ -80,4 +95,142 @@ func (k *KV) All(ctx context.Context) (map[string][]byte, error) {
 		out[string(name)] = e.Value()
 	}
 	return out, errors.Join(errs...)
+}
+
+// KVChange is the new state of one key of a watched bucket.
+type KVChange struct {
+	Key      string
+	Value    []byte // nil when Deleted
+	Deleted  bool   // deleted, purged or aged out
+	Revision uint64
+}
+
+// KVWatch follows every key of a bucket that other programs write, under
+// keys of their own choosing (unlike KV, which encodes its names).
+type KVWatch struct {
+	bucket string
+	w      jetstream.KeyWatcher
+	cancel context.CancelFunc
+}
+
+// ErrWatchEnded is the error of KVWatch.Next once the watch has stopped
+// (Stop, or the connection closed).
+var ErrWatchEnded = errors.New("kv watch ended")
+
+// WatchKV binds to bucket and watches every key of it. A missing bucket is
+// an error wrapping ErrBucketNotFound, unless create, which makes it (file
+// storage, one revision per key). ctx bounds the set-up only: the watch
+// lasts until Stop or until nc closes, and survives reconnections. Read
+// Initial first, then Next.
+func WatchKV(ctx context.Context, nc *nats.Conn, bucket, description string, create bool) (*KVWatch, error) {
+	kv, err := keyValue(ctx, nc, bucket, description, create)
+	if err != nil {
+		return nil, err
+	}
+	// The watcher's context is its lifetime (nats.go unsubscribes when it
+	// ends), so it must outlive ctx; ctx still aborts the set-up.
+	life, cancel := context.WithCancel(context.Background())
+	detach := context.AfterFunc(ctx, cancel)
+	kw, err := kv.WatchAll(life)
+	if err != nil {
+		detach()
+		cancel()
+		return nil, fmt.Errorf("kv %s: watch: %w", bucket, err)
+	}
+	w := &KVWatch{bucket: bucket, w: kw, cancel: cancel}
+	if !detach() { // ctx ended while the watch started
+		w.Stop()
+		return nil, fmt.Errorf("kv %s: watch: %w", bucket, ctx.Err())
+	}
+	return w, nil
+}
+
+// Bucket is the watched bucket's name.
+func (w *KVWatch) Bucket() string { return w.bucket }
+
+// Initial waits for the value of every key the bucket held when the watch
+// started (and of any changed meanwhile) and returns them by key order;
+// deleted keys are left out. Call it once, before Next.
+func (w *KVWatch) Initial(ctx context.Context) ([]KVChange, error) {
+	latest := map[string]KVChange{}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("kv %s: initial values: %w", w.bucket, ctx.Err())
+		case e, ok := <-w.w.Updates():
+			if !ok {
+				return nil, fmt.Errorf("kv %s: initial values: %w", w.bucket, ErrWatchEnded)
+			}
+			if e == nil { // nats.go's end-of-initial-values marker
+				out := make([]KVChange, 0, len(latest))
+				for _, c := range latest {
+					if !c.Deleted {
+						out = append(out, c)
+					}
+				}
+				sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+				return out, nil
+			}
+			latest[e.Key()] = change(e)
+		}
+	}
+}
+
+// Next waits for the next change after Initial and returns it with those
+// already waiting behind it, up to max, in the order they happened, so a
+// burst of puts is taken as one batch.
+func (w *KVWatch) Next(ctx context.Context, max int) ([]KVChange, error) {
+	var out []KVChange
+	add := func(e jetstream.KeyValueEntry, ok bool) error {
+		if !ok {
+			return ErrWatchEnded
+		}
+		if e != nil {
+			out = append(out, change(e))
+		}
+		return nil
+	}
+	for len(out) == 0 {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case e, ok := <-w.w.Updates():
+			if err := add(e, ok); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for len(out) < max {
+		select {
+		case e, ok := <-w.w.Updates():
+			if err := add(e, ok); err != nil {
+				return out, nil // the end shows on the next call
+			}
+		default:
+			return out, nil
+		}
+	}
+	return out, nil
+}
+
+// Stop ends the watch.
+func (w *KVWatch) Stop() {
+	w.cancel()
+	// nats.go delivers into the channel under a lock its close also takes:
+	// a delivery blocked on a full channel would keep the subscription
+	// from closing.
+	go func() {
+		for range w.w.Updates() {
+		}
+	}()
+}
+
+func change(e jetstream.KeyValueEntry) KVChange {
+	c := KVChange{Key: e.Key(), Revision: e.Revision()}
+	if e.Operation() == jetstream.KeyValuePut {
+		c.Value = e.Value()
+	} else {
+		c.Deleted = true
+	}
+	return c
 }

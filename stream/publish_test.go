@@ -9,15 +9,15 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/nats-io/nats.go"
 
-	"github.com/shadoweval/shadoweval/stream/streamtest"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 func TestDeadLetter(t *testing.T) {
-	opts := streamtest.Options()
+	opts := testenv.Options()
 	opts.MaxPayload = 1024
-	s := streamtest.RunServer(t, opts)
-	nc := streamtest.Connect(t, s.ClientURL())
-	dl := streamtest.Collect(t, nc, "shadoweval.deadletter", 8)
+	s := testenv.RunServer(t, opts)
+	nc := testenv.Connect(t, s.ClientURL())
+	dl := testenv.Collect(t, nc, "shadoweval.deadletter", 8)
 	p := NewPublisher(nc)
 
 	long := bytes.Repeat([]byte("x"), 2000)
@@ -56,7 +56,7 @@ func TestDeadLetter(t *testing.T) {
 		if err := p.DeadLetter("shadoweval.deadletter", tc.msg, tc.reason); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		m := streamtest.Next(t, dl)
+		m := testenv.Next(t, dl)
 		if got := m.Header.Get(HeaderSubject); got != tc.msg.Subject {
 			t.Errorf("%s: %s = %q", tc.name, HeaderSubject, got)
 		}
@@ -98,7 +98,7 @@ func TestDeadLetter(t *testing.T) {
 	if err := p.DeadLetter("shadoweval.deadletter", &Message{Subject: "s", Header: h}, "r"); err != nil {
 		t.Fatal(err)
 	}
-	streamtest.Next(t, dl)
+	testenv.Next(t, dl)
 	if len(h) != 1 {
 		t.Fatalf("original header changed: %v", h)
 	}
@@ -108,9 +108,8 @@ func TestDeadLetter(t *testing.T) {
 }
 
 func TestPublishJSON(t *testing.T) {
-	s := streamtest.RunBasic(t)
-	nc := streamtest.Connect(t, s.ClientURL())
-	got := streamtest.Collect(t, nc, "shadoweval.verdicts.>", 1)
+	_, nc := testenv.RunConnected(t)
+	got := testenv.Collect(t, nc, "shadoweval.verdicts.>", 1)
 	type verdict struct {
 		Verdict string    `json:"verdict"`
 		Arm     string    `json:"arm"`
@@ -121,7 +120,7 @@ func TestPublishJSON(t *testing.T) {
 	if err := NewPublisher(nc).PublishJSON("shadoweval.verdicts.canary", v); err != nil {
 		t.Fatal(err)
 	}
-	m := streamtest.Next(t, got)
+	m := testenv.Next(t, got)
 	const want = `{"verdict":"pass","arm":"canary","gates":[],"at":"2025-01-02T03:04:05Z"}`
 	if string(m.Data) != want {
 		t.Fatalf("got %s\nwant %s", m.Data, want)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/shadoweval/shadoweval/stream/streamtest"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 // replayInput mixes CRLF, LF and lone CR endings with blank and
@@ -41,9 +41,8 @@ var replayWant = []struct{ data, id string }{
 }
 
 func TestReplayFile(t *testing.T) {
-	s := streamtest.RunBasic(t)
-	nc := streamtest.Connect(t, s.ClientURL())
-	got := streamtest.Collect(t, nc, ">", len(replayWant)+1)
+	_, nc := testenv.RunConnected(t)
+	got := testenv.Collect(t, nc, ">", len(replayWant)+1)
 	path := filepath.Join(t.TempDir(), "trace.jsonl")
 	if err := os.WriteFile(path, []byte(replayInput), 0o600); err != nil {
 		t.Fatal(err)
@@ -68,7 +67,7 @@ func TestReplayFile(t *testing.T) {
 	}
 	var bytes int64
 	for i, w := range replayWant {
-		m := streamtest.Next(t, got)
+		m := testenv.Next(t, got)
 		if string(m.Data) != w.data || m.Subject != DefaultReplaySubject || MsgID(m.Header) != w.id {
 			t.Errorf("message %d: %s %q id %q, want %q id %q", i, m.Subject, m.Data, MsgID(m.Header), w.data, w.id)
 		}
@@ -85,9 +84,8 @@ func TestReplayFile(t *testing.T) {
 
 // A reader that cannot seek: total unknown; no Msg-Id unless asked.
 func TestReplayStreamNoMsgID(t *testing.T) {
-	s := streamtest.RunBasic(t)
-	nc := streamtest.Connect(t, s.ClientURL())
-	got := streamtest.Collect(t, nc, "rag.trace.canary", len(replayWant))
+	_, nc := testenv.RunConnected(t)
+	got := testenv.Collect(t, nc, "rag.trace.canary", len(replayWant))
 	var totals []int
 	st, err := Replay(context.Background(), nc, io.MultiReader(strings.NewReader(replayInput)), ReplayOptions{
 		Subject:  "rag.trace.canary",
@@ -97,7 +95,7 @@ func TestReplayStreamNoMsgID(t *testing.T) {
 		t.Fatalf("stats %+v err %v", st, err)
 	}
 	for i := range replayWant {
-		if m := streamtest.Next(t, got); string(m.Data) != replayWant[i].data || m.Header != nil {
+		if m := testenv.Next(t, got); string(m.Data) != replayWant[i].data || m.Header != nil {
 			t.Fatalf("message %d: %q headers %v", i, m.Data, m.Header)
 		}
 	}
@@ -110,8 +108,7 @@ func TestReplayStreamNoMsgID(t *testing.T) {
 
 // Many lines across several 1 MiB read blocks arrive complete and in order.
 func TestReplayLargeInOrder(t *testing.T) {
-	s := streamtest.RunBasic(t)
-	nc := streamtest.Connect(t, s.ClientURL())
+	_, nc := testenv.RunConnected(t)
 	const n = 30000
 	var buf bytes.Buffer
 	pad := strings.Repeat("p", 60)
@@ -121,13 +118,13 @@ func TestReplayLargeInOrder(t *testing.T) {
 			buf.WriteString("\r\n")
 		}
 	}
-	got := streamtest.Collect(t, nc, "in.order", n)
+	got := testenv.Collect(t, nc, "in.order", n)
 	st, err := Replay(context.Background(), nc, bytes.NewReader(buf.Bytes()), ReplayOptions{Subject: "in.order", MsgID: true})
 	if err != nil || st.Sent != n || st.WithMsgID != n {
 		t.Fatalf("stats %+v err %v", st, err)
 	}
 	for i := range n {
-		m := streamtest.Next(t, got)
+		m := testenv.Next(t, got)
 		if id := MsgID(m.Header); id != fmt.Sprintf("e%d", i) {
 			t.Fatalf("message %d has id %q", i, id)
 		}
@@ -135,8 +132,7 @@ func TestReplayLargeInOrder(t *testing.T) {
 }
 
 func TestReplayRate(t *testing.T) {
-	s := streamtest.RunBasic(t)
-	nc := streamtest.Connect(t, s.ClientURL())
+	_, nc := testenv.RunConnected(t)
 	const n, rate = 101, 2000.0
 	input := strings.Repeat("{}\n", n)
 	st, err := Replay(context.Background(), nc, strings.NewReader(input), ReplayOptions{Rate: rate})
@@ -153,8 +149,7 @@ func TestReplayRate(t *testing.T) {
 }
 
 func TestReplayCancel(t *testing.T) {
-	s := streamtest.RunBasic(t)
-	nc := streamtest.Connect(t, s.ClientURL())
+	_, nc := testenv.RunConnected(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	sent := 0
 	// Cancel from the progress callback after the first call; at 1 msg/s
@@ -175,11 +170,11 @@ func TestReplayCancel(t *testing.T) {
 }
 
 func TestReplayOversize(t *testing.T) {
-	opts := streamtest.Options()
+	opts := testenv.Options()
 	opts.MaxPayload = 512
-	s := streamtest.RunServer(t, opts)
-	nc := streamtest.Connect(t, s.ClientURL())
-	got := streamtest.Collect(t, nc, DefaultReplaySubject, 4)
+	s := testenv.RunServer(t, opts)
+	nc := testenv.Connect(t, s.ClientURL())
+	got := testenv.Collect(t, nc, DefaultReplaySubject, 4)
 	big := `{"qid":"big","pad":"` + strings.Repeat("x", 600) + `"}`
 	input := "{\"qid\":\"a\"}\n" + big + "\n{\"qid\":\"b\"}\n"
 	st, err := Replay(context.Background(), nc, strings.NewReader(input), ReplayOptions{})
@@ -187,7 +182,7 @@ func TestReplayOversize(t *testing.T) {
 		t.Fatalf("stats %+v err %v", st, err)
 	}
 	for _, want := range []string{`{"qid":"a"}`, `{"qid":"b"}`} {
-		if m := streamtest.Next(t, got); string(m.Data) != want {
+		if m := testenv.Next(t, got); string(m.Data) != want {
 			t.Fatalf("got %q want %q", m.Data, want)
 		}
 	}
@@ -201,7 +196,7 @@ func TestReplayJetStreamDedup(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Shutdown)
-	nc := streamtest.Connect(t, e.ClientURL())
+	nc := testenv.Connect(t, e.ClientURL())
 	js, err := nc.JetStream()
 	if err != nil {
 		t.Fatal(err)

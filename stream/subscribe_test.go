@@ -11,7 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/shadoweval/shadoweval/stream/streamtest"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 func TestArmFromSubject(t *testing.T) {
@@ -75,18 +75,11 @@ var testSubjects = map[Kind]string{
 }
 
 func TestSubscribeKinds(t *testing.T) {
-	s := streamtest.RunBasic(t)
-	nc := streamtest.Connect(t, s.ClientURL())
+	s, nc := testenv.RunConnected(t)
 	got := make(chan *Message, 16)
-	sub, err := Subscribe(nc, testSubjects, 1, 0, 0, func(m *Message) { c := *m; got <- &c })
-	if err != nil {
-		t.Fatal(err)
-	}
+	sub := mustSubscribe(t, nc, testSubjects, 1, 0, 0, func(m *Message) { c := *m; got <- &c })
 	defer sub.Unsubscribe()
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	pub := streamtest.Connect(t, s.ClientURL())
+	pub := testenv.Connect(t, s.ClientURL())
 	for _, tc := range []struct {
 		subject string
 		kind    Kind
@@ -102,7 +95,7 @@ func TestSubscribeKinds(t *testing.T) {
 		if err := pub.PublishMsg(&nats.Msg{Subject: tc.subject, Data: []byte(tc.subject), Header: h}); err != nil {
 			t.Fatal(err)
 		}
-		m := streamtest.Next(t, got)
+		m := testenv.Next(t, got)
 		if m.Kind != tc.kind || m.Subject != tc.subject || string(m.Data) != tc.subject {
 			t.Errorf("%s: got kind %s subject %s data %s", tc.subject, m.Kind, m.Subject, m.Data)
 		}
@@ -123,14 +116,13 @@ func TestSubscribeKinds(t *testing.T) {
 	if err := pub.Publish("rag.trace.last", nil); err != nil {
 		t.Fatal(err)
 	}
-	if m := streamtest.Next(t, got); m.Subject != "rag.trace.last" {
+	if m := testenv.Next(t, got); m.Subject != "rag.trace.last" {
 		t.Fatalf("got %s, want rag.trace.last", m.Subject)
 	}
 }
 
 func TestSubscribeOnlySomeKinds(t *testing.T) {
-	s := streamtest.RunBasic(t)
-	nc := streamtest.Connect(t, s.ClientURL())
+	_, nc := testenv.RunConnected(t)
 	if _, err := Subscribe(nc, nil, 1, 0, 0, func(*Message) {}); err == nil {
 		t.Fatal("no subjects accepted")
 	}
@@ -159,7 +151,7 @@ func TestSubscribeSlowConsumer(t *testing.T) {
 }
 
 func testSlowConsumer(t *testing.T, workers int) {
-	s := streamtest.RunBasic(t)
+	s := testenv.RunBasic(t)
 	slow := make(chan string, 4)
 	nc, err := Connect(context.Background(), ConnOptions{
 		URL:            s.ClientURL(),
@@ -171,33 +163,19 @@ func testSlowConsumer(t *testing.T, workers int) {
 	defer nc.Close()
 	release := make(chan struct{})
 	var handled atomic.Int64
-	sub, err := Subscribe(nc, map[Kind]string{KindRetrieval: "rag.retrieval.>"}, workers, 10, 1<<20, func(*Message) {
+	sub := mustSubscribe(t, nc, map[Kind]string{KindRetrieval: "rag.retrieval.>"}, workers, 10, 1<<20, func(*Message) {
 		<-release
 		handled.Add(1)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	pub := streamtest.Connect(t, s.ClientURL())
 	const n = 100
-	for i := range n {
-		if err := pub.Publish("rag.retrieval.live", fmt.Appendf(nil, "%d", i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := pub.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if subj := streamtest.Next(t, slow); subj != "rag.retrieval.>" {
+	publishEach(t, testenv.Connect(t, s.ClientURL()), n, func(i int) (string, []byte) {
+		return "rag.retrieval.live", fmt.Appendf(nil, "%d", i)
+	})
+	if subj := testenv.Next(t, slow); subj != "rag.retrieval.>" {
 		t.Fatalf("slow consumer on %q", subj)
 	}
 	// The server has sent everything once a round trip on nc completes.
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Flush(t, nc)
 	dropped := sub.Dropped()
 	// One message is in each worker's handler, at most 10 wait in all.
 	if dropped < uint64(n-10-workers) || dropped > n-1 {
@@ -222,34 +200,20 @@ func TestSubscribeDrainDeliversPending(t *testing.T) {
 }
 
 func testDrainDeliversPending(t *testing.T, workers int) {
-	s := streamtest.RunBasic(t)
-	nc := streamtest.Connect(t, s.ClientURL())
+	_, nc := testenv.RunConnected(t)
 	gate := make(chan struct{})
 	var handled atomic.Int64
-	sub, err := Subscribe(nc, testSubjects, workers, -1, -1, func(*Message) {
+	sub := mustSubscribe(t, nc, testSubjects, workers, -1, -1, func(*Message) {
 		<-gate
 		handled.Add(1)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
 	const n = 500
-	for i := range n {
-		subj := [...]string{"rag.trace.a", "rag.retrieval.a", "rag.answer.a", "rag.judgement.a"}[i%4]
-		if err := nc.Publish(subj, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := nc.Flush(); err != nil { // all n are now in the client
-		t.Fatal(err)
-	}
+	// all n are in the client once publishEach returns
+	publishEach(t, nc, n, func(i int) (string, []byte) {
+		return [...]string{"rag.trace.a", "rag.retrieval.a", "rag.answer.a", "rag.judgement.a"}[i%4], nil
+	})
 	close(gate)
-	ctx, cancel := context.WithTimeout(context.Background(), streamtest.Timeout)
-	defer cancel()
-	if err := sub.Drain(ctx); err != nil {
+	if err := sub.Drain(testenv.Context(t, testenv.Timeout)); err != nil {
 		t.Fatal(err)
 	}
 	if handled.Load() != n {
@@ -261,20 +225,11 @@ func testDrainDeliversPending(t *testing.T, workers int) {
 }
 
 func TestSubscribeDrainTimeout(t *testing.T) {
-	s := streamtest.RunBasic(t)
-	nc := streamtest.Connect(t, s.ClientURL())
+	_, nc := testenv.RunConnected(t)
 	gate := make(chan struct{})
 	defer close(gate)
-	sub, err := Subscribe(nc, map[Kind]string{KindTrace: "x"}, 1, 0, 0, func(*Message) { <-gate })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := nc.Publish("x", nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	sub := mustSubscribe(t, nc, map[Kind]string{KindTrace: "x"}, 1, 0, 0, func(*Message) { <-gate })
+	testenv.Publish(t, nc, "x", nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := sub.Drain(ctx); err == nil {
@@ -286,8 +241,7 @@ func TestSubscribeDrainTimeout(t *testing.T) {
 // handled exactly once, by one of that kind's goroutines, and a second
 // Subscribe (another replica) still receives every message.
 func TestSubscribeWorkers(t *testing.T) {
-	s := streamtest.RunBasic(t)
-	nc := streamtest.Connect(t, s.ClientURL())
+	s, nc := testenv.RunConnected(t)
 	const workers, n = 3, 600
 	type seen struct {
 		mu      sync.Mutex
@@ -318,26 +272,14 @@ func TestSubscribeWorkers(t *testing.T) {
 		return r
 	}
 	a, b := subscribe(), subscribe()
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	pub := streamtest.Connect(t, s.ClientURL())
-	for i := range n {
-		subj := [...]string{"rag.trace.a", "rag.answer.a"}[i%2]
-		if err := pub.Publish(subj, []byte(strconv.Itoa(i))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := pub.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Flush(t, nc)
+	publishEach(t, testenv.Connect(t, s.ClientURL()), n, func(i int) (string, []byte) {
+		return [...]string{"rag.trace.a", "rag.answer.a"}[i%2], []byte(strconv.Itoa(i))
+	})
 	for _, r := range []*seen{a, b} {
-		streamtest.Next(t, r.all)
+		testenv.Next(t, r.all)
 		// Whatever else the client holds is handled before Drain returns.
-		ctx, cancel := context.WithTimeout(context.Background(), streamtest.Timeout)
-		err := r.sub.Drain(ctx)
-		cancel()
-		if err != nil {
+		if err := r.sub.Drain(testenv.Context(t, testenv.Timeout)); err != nil {
 			t.Fatal(err)
 		}
 		r.mu.Lock()
@@ -353,4 +295,29 @@ func TestSubscribeWorkers(t *testing.T) {
 		}
 		r.mu.Unlock()
 	}
+}
+
+// mustSubscribe is Subscribe that fails the test on an error; the
+// subscriptions are flushed to the server when it returns.
+func mustSubscribe(t *testing.T, nc *nats.Conn, subjects map[Kind]string, workers, pendingMsgs, pendingBytes int, handle func(*Message)) *Subscription {
+	t.Helper()
+	sub, err := Subscribe(nc, subjects, workers, pendingMsgs, pendingBytes, handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Flush(t, nc)
+	return sub
+}
+
+// publishEach publishes n messages on nc, the subject and data of the i-th
+// from msg, and flushes: the server has them all when it returns.
+func publishEach(t *testing.T, nc *nats.Conn, n int, msg func(i int) (string, []byte)) {
+	t.Helper()
+	for i := range n {
+		subject, data := msg(i)
+		if err := nc.Publish(subject, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Flush(t, nc)
 }

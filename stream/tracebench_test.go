@@ -74,14 +74,7 @@ func BenchmarkTraceDecoders(b *testing.B) {
 		}
 		for _, dec := range benchDecoders {
 			b.Run("shape="+shape.name+"/dec="+dec.name, func(b *testing.B) {
-				b.ReportAllocs()
-				i := 0
-				for b.Loop() {
-					if _, err := dec.decode(lines[i%len(lines)]); err != nil {
-						b.Fatal(err)
-					}
-					i++
-				}
+				benchDecode(b, dec.decode, lines)
 				b.ReportMetric(float64(size)/float64(len(lines)), "bytes/event") // after the loop, which clears metrics
 			})
 		}
@@ -122,5 +115,18 @@ func BenchmarkTraceDecodersPaired(b *testing.B) {
 			b.ReportMetric(float64(tText.Nanoseconds())/n, "jsonexp-ns/event")
 			b.ReportMetric(float64(tText)/float64(tFast), "ratio")
 		})
+	}
+}
+
+// benchDecode decodes lines in turn, one an iteration, reporting the
+// allocations.
+func benchDecode(b *testing.B, decode func([]byte) (TraceEvent, error), lines [][]byte) {
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := decode(lines[i%len(lines)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
 	}
 }

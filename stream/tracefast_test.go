@@ -191,14 +191,7 @@ func BenchmarkDecodeTrace(b *testing.B) {
 				}
 			}
 			b.Run(bc.name+"/"+shape, func(b *testing.B) {
-				b.ReportAllocs()
-				i := 0
-				for b.Loop() {
-					if _, err := bc.decode(in[i%len(in)]); err != nil {
-						b.Fatal(err)
-					}
-					i++
-				}
+				benchDecode(b, bc.decode, in)
 			})
 		}
 	}

@@ -4,34 +4,19 @@ import (
 	"github.com/DataDog/sketches-go/ddsketch/store"
 )
 
-// Fixed counters of a cell, by index into cell.cnt.
+// A cell's counts: the per-event counters of the registry (registry.go),
+// the judgement pairs' 4×4 confusion matrix (Scholar-major), then the
+// blocks laid out per cut-off k and per triage label.
 const (
-	cShip      = iota // HasAnswer ∧ S
-	cPrecNum          // HasAnswer ∧ S ∧ A ∧ C ∧ H
-	cChrNum           // HasAnswer ∧ S ∧ A ∧ H
-	cUnans            // HasAnswer ∧ U
-	cShipUnans        // HasAnswer ∧ S ∧ U
-	cAnsw             // HasAnswer ∧ A
-	cRefAnsw          // HasAnswer ∧ R ∧ A
-	cRetA             // HasRetrieval ∧ A
-	cRetN             // HasRetrieval (P@k means)
-	cRecN             // HasRecallAtK (R@k means)
-	cCovElig
-	cCovered
-	cAccElig
-	cAccurate
-	cAnchorN
-	cAnchorSum
-	cTriageN // observations with a triage label
-	cPairs   // 4×4 confusion matrix, scholar-major
-	cFixed   = cPairs + nLabels*nLabels
+	cPairs = int(numEventCounters)
+	cFixed = cPairs + nLabels*nLabels
 )
 
 // layout places the per-k and per-label counters after the fixed ones.
 type layout struct {
 	nk       int
-	recall   int // cnt[recall+i]: HasRetrieval ∧ A ∧ G ⊆ R_k[i]
-	triage   int // cnt[triage+j]: label j
+	recall   int // cnt[recall+i]: cRecallStrict at Ks[i]
+	triage   int // cnt[triage+j]: cTriageLabel of label j
 	nCnt     int
 	sumP     int // sums[sumP+i]: Σ P@k[i]
 	sumR     int // sums[sumR+i]: Σ R@k[i]
@@ -48,6 +33,26 @@ func newLayout(nk int) layout {
 	l.sumR = nk
 	l.nSums = 2 * nk
 	return l
+}
+
+// index is where c, at k index or label index i for a block, is in a
+// cell's counts; c.inCell().
+func (l *layout) index(c Counter, i int) int {
+	switch c {
+	case cRecallStrict:
+		return l.recall + i
+	case cTriageLabel:
+		return l.triage + i
+	}
+	return int(c)
+}
+
+// sumIndex is where block b at k index i is in a cell's sums.
+func (l *layout) sumIndex(b sumBlock, i int) int {
+	if b == sumRecallAtK {
+		return l.sumR + i
+	}
+	return l.sumP + i
 }
 
 // cell is what one bucket knows of one content type of one arm. Everything
@@ -159,69 +164,18 @@ func (c *cell) add(l *layout, o *Observation, idx []int, key uint32) {
 // addCounts records the counters and sums of o: all but its ΔS values and
 // its λ run.
 func (c *cell) addCounts(l *layout, o *Observation) {
-	cnt := c.cnt
-	if o.HasAnswer {
-		if o.Answerable {
-			cnt[cAnsw]++
-		} else {
-			cnt[cUnans]++
-		}
-		if o.Shipped {
-			cnt[cShip]++
-			if !o.Answerable {
-				cnt[cShipUnans]++
-			} else if o.Hit {
-				cnt[cChrNum]++
-				if o.Contained {
-					cnt[cPrecNum]++
-				}
-			}
-		} else if o.Answerable {
-			cnt[cRefAnsw]++
-		}
-	}
+	countEvent(c.cnt, l, o)
 	if o.HasRetrieval {
-		cnt[cRetN]++
-		if o.Answerable {
-			cnt[cRetA]++
-			rc := cnt[l.recall : l.recall+l.nk]
-			for i := range rc {
-				if o.RecallStrict&(1<<i) != 0 {
-					rc[i]++
-				}
-			}
-		}
 		sp := c.sums[l.sumP : l.sumP+l.nk]
 		for i, v := range o.PrecisionAtK {
 			sp[i].add(v)
 		}
 	}
 	if o.HasRecallAtK {
-		cnt[cRecN]++
 		sr := c.sums[l.sumR : l.sumR+l.nk]
 		for i, v := range o.RecallAtK {
 			sr[i].add(v)
 		}
-	}
-	if o.CoverageEligible {
-		cnt[cCovElig]++
-		if o.Covered {
-			cnt[cCovered]++
-		}
-	}
-	if o.CitationAccEligible {
-		cnt[cAccElig]++
-		if o.CitationAccurate {
-			cnt[cAccurate]++
-		}
-	}
-	if o.HasAnchorDistance {
-		cnt[cAnchorN]++
-		cnt[cAnchorSum] += int64(o.AnchorDistance)
-	}
-	if o.Triage >= 0 {
-		cnt[cTriageN]++
-		cnt[l.triage+o.Triage]++
 	}
 }
 
@@ -346,16 +300,20 @@ func (s *lamSum) merge(o *lamSum) {
 
 // eval is checks.LambdaGroup on the summarised runs.
 func (s *lamSum) eval(minRuns int) (complete, convergent, flips bool) {
-	complete = int64(s.runs) >= int64(minRuns)
-	if s.runs == 0 {
+	return evalGroup(s.runs, s.stated, s.notArrow, s.back, s.refused, s.mixed, minRuns)
+}
+
+// evalGroup judges a λ group from its counts (lamSum, openGroup).
+func evalGroup(runs, stated, notArrow, back, refused uint32, mixed bool, minRuns int) (complete, convergent, flips bool) {
+	complete = int64(runs) >= int64(minRuns)
+	if runs == 0 {
 		return complete, false, false
 	}
-	allArrow := s.notArrow == 0
-	anyBack := s.back > 0
-	if s.stated == s.runs {
+	allArrow := notArrow == 0
+	anyBack := back > 0
+	if stated == runs {
 		return complete, allArrow, anyBack
 	}
-	sameDecision := s.refused == 0 || s.refused == s.runs
-	sameCited := !s.mixed
-	return complete, sameDecision && sameCited && allArrow, !sameDecision || anyBack
+	sameDecision := refused == 0 || refused == runs
+	return complete, sameDecision && !mixed && allArrow, !sameDecision || anyBack
 }

@@ -99,7 +99,8 @@ func (cu *Cumulative) fold() {
 	}
 	// The bounds first: whether c had a ΔS-cited value before is its
 	// count before the fold.
-	if col := &cu.sh.cols[cu.col]; col.taken {
+	col := &cu.sh.cols[cu.col]
+	if col.taken {
 		d := &cu.c.cited
 		if d.n == 0 {
 			d.min, d.max = col.min, col.max
@@ -108,6 +109,10 @@ func (cu *Cumulative) fold() {
 		}
 		col.taken = false
 	}
+	cu.lam.complete += col.lam.complete
+	cu.lam.convergent += col.lam.convergent
+	cu.lam.flips += col.lam.flips
+	col.lam = lamCounts{}
 	tot, mark := cu.sh.tot, cu.mark
 	addCells(cu.c, tot, 1)
 	addCells(cu.c, mark, -1)
@@ -126,14 +131,15 @@ type Prepared struct {
 	lambda   bool
 	run      LambdaRun
 	qidKey   uint32
-	hash     uint64
+	qid      string
+	hash     uint64 // of qid, worked out when first needed (qidHashOf)
 	cited    bool
 	citedIdx int
 	citedVal float64
 	anchor   int64
 	nInc     int
 	nSum     int
-	inc      [8 + 2*32]uint16 // counters to add 1 to
+	inc      [maxEventIncs]uint16 // counts to add 1 to
 	sumIdx   [2 * 32]uint16
 	sumAdd   [2 * 32]uint64 // fixed-point units (fixedSum)
 }
@@ -155,83 +161,32 @@ func PrepareAccepted(o *Observation, nk int, p *Prepared) error {
 	}
 	// Field by field: the lists are read only up to their lengths, and
 	// clearing them would cost more than the rest.
-	p.lambda, p.run, p.qidKey, p.hash = inLambda(o), o.Lambda, o.QIDKey, 0
+	p.lambda, p.run, p.qidKey, p.qid, p.hash = inLambda(o), o.Lambda, o.QIDKey, o.QID, 0
 	p.cited, p.citedIdx, p.citedVal, p.anchor, p.nInc, p.nSum = false, 0, 0, 0, 0, 0
-	// The counters of cell.addCounts, as a list.
+	// The counts of cell.addCounts, as a list.
 	l := newLayout(nk)
-	inc := func(i int) { p.inc[p.nInc] = uint16(i); p.nInc++ }
+	p.nInc = eventIncs(p.inc[:], &l, o)
 	sum := func(i int, v float64) {
 		p.sumIdx[p.nSum] = uint16(i)
 		p.sumAdd[p.nSum] = uint64(v * fixedOne)
 		p.nSum++
 	}
-	if o.HasAnswer {
-		if o.Answerable {
-			inc(cAnsw)
-		} else {
-			inc(cUnans)
-		}
-		switch {
-		case o.Shipped:
-			inc(cShip)
-			if !o.Answerable {
-				inc(cShipUnans)
-			} else if o.Hit {
-				inc(cChrNum)
-				if o.Contained {
-					inc(cPrecNum)
-				}
-			}
-		case o.Answerable:
-			inc(cRefAnsw)
-		}
-	}
 	if o.HasRetrieval {
-		inc(cRetN)
-		if o.Answerable {
-			inc(cRetA)
-			for i := range nk {
-				if o.RecallStrict&(1<<i) != 0 {
-					inc(l.recall + i)
-				}
-			}
-		}
 		for i, v := range o.PrecisionAtK {
 			sum(l.sumP+i, v)
 		}
 	}
 	if o.HasRecallAtK {
-		inc(cRecN)
 		for i, v := range o.RecallAtK {
 			sum(l.sumR+i, v)
 		}
 	}
-	if o.CoverageEligible {
-		inc(cCovElig)
-		if o.Covered {
-			inc(cCovered)
-		}
-	}
-	if o.CitationAccEligible {
-		inc(cAccElig)
-		if o.CitationAccurate {
-			inc(cAccurate)
-		}
-	}
 	if o.HasAnchorDistance {
-		inc(cAnchorN)
 		p.anchor = int64(o.AnchorDistance)
-	}
-	if o.Triage >= 0 {
-		inc(cTriageN)
-		inc(l.triage + o.Triage)
 	}
 	if p.cited = citedCounted(o); p.cited {
 		p.citedVal = o.DeltaSCited
 		p.citedIdx = mapIndex(o.DeltaSCited)
-	}
-	if p.lambda {
-		p.hash = qidHash(o.QID)
 	}
 	return nil
 }
@@ -254,7 +209,7 @@ func (cu *Cumulative) AddPrepared(p *Prepared) {
 	cu.fold() // an attached one's own cited bounds need its folded count
 	cu.addCounts(p)
 	if p.lambda {
-		cu.addRun(cu.sh.row(p.qidKey, p.hash), p)
+		cu.addRun(cu.sh.rowOf(p), p)
 	}
 }
 
@@ -268,7 +223,7 @@ func AddRuns(cus []*Cumulative, p *Prepared) {
 	sh := cus[0].sh
 	var r int32
 	if p.lambda {
-		r = sh.row(p.qidKey, p.hash)
+		r = sh.rowOf(p)
 	}
 	for _, cu := range cus {
 		sh.take(cu.col, r, p)

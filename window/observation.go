@@ -66,6 +66,10 @@ type Observation struct {
 
 	Lambda LambdaRun // counted as a run when HasAnswer or State != LambdaNone
 	Triage int       // index into TriageLabels, -1 = none (the zero value 0 is "ok")
+
+	// Counters holds the per-event counters that no field above implies:
+	// a check whose metric has no field of its own sets them here.
+	Counters CounterSet
 }
 
 // PairObservation is one Scholar/Auditor judgement pair.
@@ -168,6 +172,9 @@ func validate(o *Observation, nk int) error {
 	}
 	if o.Triage < -1 || o.Triage >= len(TriageLabels) {
 		return invalidf("Triage %d out of range", o.Triage)
+	}
+	if extra := o.Counters &^ checkCounters; extra != 0 {
+		return invalidf("Counters %#x: counters the fields imply, or no counter", uint64(extra))
 	}
 	if int(o.Lambda.State) >= vocab.NumLambdaStates {
 		return invalidf("Lambda.State %d out of range", o.Lambda.State)

@@ -39,6 +39,9 @@ type attachedCol struct {
 	// folded (taken: any was); cu.fold moves them into cu.
 	taken    bool
 	min, max float64
+	// The λ groups completed since cu last folded, kept here so that a
+	// completion does not reach into cu; cu.fold moves them into cu.
+	lam lamCounts
 }
 
 // attach records cu as the owner of its column.
@@ -56,19 +59,41 @@ func (sh *Shared) detach(cu *Cumulative) {
 }
 
 // AddAll gives a prepared observation to every attached accumulator: Add
-// and AddRuns for all of them.
+// and AddRuns for all of them. It is take over all columns, with what is
+// the same for every column worked out once.
 func (sh *Shared) AddAll(p *Prepared) {
 	sh.Add(p)
-	if !p.cited && !p.lambda {
+	cols := sh.cols
+	if p.cited {
+		v := max(0, min(p.citedVal, 1))
+		for i := range cols {
+			col := &cols[i]
+			if col.cu == nil {
+				continue
+			}
+			if !col.taken {
+				col.min, col.max, col.taken = v, v, true
+			} else {
+				col.min, col.max = min(col.min, v), max(col.max, v)
+			}
+		}
+	}
+	if !p.lambda {
 		return
 	}
-	var r int32
-	if p.lambda {
-		r = sh.row(p.qidKey, p.hash)
-	}
-	for c := range sh.cols {
-		if sh.cols[c].cu != nil {
-			sh.take(c, r, p)
+	r := sh.rowOf(p)
+	row := sh.sums[int(r)*sh.stride:][:len(cols)]
+	d := runDelta(p.run)
+	for i := range cols {
+		col := &cols[i]
+		if col.cu == nil {
+			continue
+		}
+		g := &row[i]
+		g.addDelta(&d)
+		if int(g.runs) >= col.minRuns {
+			col.lam.count(g.eval(col.minRuns))
+			*g = openGroup{}
 		}
 	}
 }
@@ -88,8 +113,7 @@ func (sh *Shared) take(c int, r int32, p *Prepared) {
 		g := sh.group(r, c)
 		g.add(p.run)
 		if int(g.runs) >= col.minRuns {
-			s := g.sum()
-			col.cu.lam.count(s.eval(col.minRuns))
+			col.lam.count(g.eval(col.minRuns))
 			*g = openGroup{}
 		}
 	}
@@ -111,9 +135,9 @@ func (sh *Shared) Add(p *Prepared) {
 
 // LambdaTable holds open λ groups: a row per qid, a column per accumulator.
 type LambdaTable struct {
-	stride int      // columns per row
-	used   []bool   // per column
-	hashes []uint64 // per row: the qid's hash (qidHash)
+	stride int         // columns per row
+	used   []bool      // per column
+	hashes []uint64    // per row: the qid's hash (qidHash)
 	sums   []openGroup // row*stride + column
 	// A qid's row is found by its QIDKey through dense when the caller
 	// numbers qids, else (and for groups restored from a checkpoint, until
@@ -149,6 +173,19 @@ func (t *LambdaTable) release(c int) {
 		t.sums[r*t.stride+c] = openGroup{}
 	}
 	t.used[c] = false
+}
+
+// rowOf finds or makes the row of p's qid. The qid's hash is worked out
+// only when its key does not find the row.
+func (t *LambdaTable) rowOf(p *Prepared) int32 {
+	key := p.qidKey
+	if key != 0 && key < maxDenseQIDKey && int(key) < len(t.dense) && t.dense[key] != 0 {
+		return t.dense[key] - 1
+	}
+	if p.hash == 0 {
+		p.hash = qidHash(p.qid)
+	}
+	return t.row(key, p.hash)
 }
 
 // row finds or makes the row of a qid.
@@ -203,24 +240,48 @@ type openGroup struct {
 }
 
 func (g *openGroup) add(r LambdaRun) {
-	if g.runs == 0 {
-		g.cited = r.Cited
-	} else if r.Cited != g.cited {
-		g.mixed = true
-	}
-	g.runs++
+	d := runDelta(r)
+	g.addDelta(&d)
+}
+
+// groupDelta is what one run adds to an open group's counts.
+type groupDelta struct {
+	cited                           uint64
+	stated, notArrow, back, refused uint8
+}
+
+func runDelta(r LambdaRun) groupDelta {
+	d := groupDelta{cited: r.Cited}
 	if r.State != LambdaNone {
-		g.stated++
+		d.stated = 1
 		if r.State != LambdaConvergent {
-			g.notArrow++
+			d.notArrow = 1
 		}
 		if r.State == LambdaDivergent {
-			g.back++
+			d.back = 1
 		}
 	}
 	if r.Refused {
-		g.refused++
+		d.refused = 1
 	}
+	return d
+}
+
+func (g *openGroup) addDelta(d *groupDelta) {
+	if g.runs == 0 {
+		g.cited = d.cited
+	} else if d.cited != g.cited {
+		g.mixed = true
+	}
+	g.runs++
+	g.stated += d.stated
+	g.notArrow += d.notArrow
+	g.back += d.back
+	g.refused += d.refused
+}
+
+func (g *openGroup) eval(minRuns int) (complete, convergent, flips bool) {
+	return evalGroup(uint32(g.runs), uint32(g.stated), uint32(g.notArrow), uint32(g.back), uint32(g.refused), g.mixed, minRuns)
 }
 
 // sum is the group as the windows' λ summary.

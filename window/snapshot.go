@@ -2,7 +2,6 @@ package window
 
 import (
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/DataDog/sketches-go/ddsketch"
@@ -164,15 +163,11 @@ func (d *dist) sketch() *ddsketch.DDSketch {
 	return sk
 }
 
-// quantiles returns the median and p90 of d, linearly interpolated between
-// order statistics as numpy does (and the offline commands): each order
+// quantile is the q-quantile of d, linearly interpolated between order
+// statistics as numpy does (and the offline commands): each order
 // statistic comes from the sketch, within RelativeAccuracy and clamped to
 // d's exact range, so their interpolation is within RelativeAccuracy of the
 // exact percentile, whatever the number of values.
-func (d *dist) quantiles() (median, p90 float64) {
-	return d.quantile(0.5), d.quantile(0.9)
-}
-
 func (d *dist) quantile(q float64) float64 {
 	pos := float64(q * float64(d.n-1))
 	lo := math.Floor(pos)
@@ -234,56 +229,78 @@ func (lc *lamCounts) count(complete, convergent, flips bool) {
 }
 
 // computeMetrics turns summed counts (and the λ group counts) into the
-// metrics of SPEC §4.
+// metrics of SPEC §4, each as its registry row says.
 func computeMetrics(l *layout, ks []int, g *cell, lam lamCounts) map[string]Value {
-	c := g.cnt
-	m := make(map[string]Value, 24+3*len(ks))
-	m["precision"] = proportion(c[cPrecNum], c[cShip], 1, true)
-	m["chr"] = proportion(c[cChrNum], c[cShip], 1, true)
-	m["under_refusal"] = proportion(c[cShipUnans], c[cUnans], 0, true)
-	m["over_refusal"] = proportion(c[cRefAnsw], c[cAnsw], 0, true)
-	for i, k := range ks {
-		s := strconv.Itoa(k)
-		m["recall_at_"+s] = proportion(c[l.recall+i], c[cRetA], 0, true)
-		m["mean_precision_at_"+s] = mean(g.sums[l.sumP+i].float(), c[cRetN])
-		m["mean_recall_at_"+s] = mean(g.sums[l.sumR+i].float(), c[cRecN])
-	}
-	m["coverage"] = proportion(c[cCovered], c[cCovElig], 0, false)
-	m["citation_accuracy"] = proportion(c[cAccurate], c[cAccElig], 0, false)
-	m["anchor_proximity"] = mean(float64(c[cAnchorSum]), c[cAnchorN])
-
-	quant := func(d *dist, medName, p90Name string) {
-		if d.n == 0 {
-			m[medName], m[p90Name] = Value{}, Value{}
-			return
-		}
-		med, p90 := d.quantiles()
-		m[medName] = Value{Value: med, Valid: true, Samples: d.n}
-		m[p90Name] = Value{Value: p90, Valid: true, Samples: d.n}
-	}
-	quant(&g.cited, "delta_s_median", "delta_s_p90")
-	quant(&g.ret, "delta_s_retrieved_median", "delta_s_retrieved_p90")
-
-	m["lambda_convergence"] = proportion(lam.convergent, lam.complete, 0, false)
-	m["lambda_flip_rate"] = proportion(lam.flips, lam.complete, 0, false)
-
 	var cm [4][4]int64
 	for i := range cm {
-		copy(cm[i][:], c[cPairs+i*nLabels:])
+		copy(cm[i][:], g.cnt[cPairs+i*nLabels:])
 	}
-	ag := Agreement(cm)
-	if ag.N == 0 {
-		m["agreement"], m["kappa"], m["abstain_rate"] = Value{}, Value{}, Value{}
-	} else {
-		m["agreement"] = Value{Value: ag.PercentAgreement, Valid: true, Samples: ag.N, Num: float64(ag.Diagonal), Den: float64(ag.N)}
-		m["kappa"] = Value{Value: ag.Kappa, Valid: true, Samples: ag.N}
-		m["abstain_rate"] = Value{Value: ag.AbstainRate, Valid: true, Samples: ag.N, Num: float64(ag.ScholarAbstain), Den: float64(ag.N)}
-	}
-
-	for j, label := range TriageLabels {
-		m["triage_"+label] = proportion(c[l.triage+j], c[cTriageN], 0, false)
+	src := counts{l: l, c: g, lam: lam, ag: Agreement(cm)}
+	m := make(map[string]Value, 24+3*len(ks))
+	for s := range allSeries(ks) {
+		m[s.Name] = src.value(&s)
 	}
 	return m
+}
+
+// counts are what a snapshot divides: a window's summed cell, its λ group
+// counts and its judgement pairs' statistics.
+type counts struct {
+	l   *layout
+	c   *cell
+	lam lamCounts
+	ag  AgreementStats
+}
+
+// count is counter c at index i of its block.
+func (src *counts) count(c Counter, i int) int64 {
+	switch c {
+	case cLambdaComplete:
+		return src.lam.complete
+	case cLambdaConvergent:
+		return src.lam.convergent
+	case cLambdaFlips:
+		return src.lam.flips
+	case cPairsJudged:
+		return src.ag.N
+	case cPairsAgreeing:
+		return src.ag.Diagonal
+	case cPairsScholarAbstain:
+		return src.ag.ScholarAbstain
+	}
+	return src.c.cnt[src.l.index(c, i)]
+}
+
+func (src *counts) dist(s Sketch) *dist {
+	if s == RetrievedDeltaS {
+		return &src.c.ret
+	}
+	return &src.c.cited
+}
+
+// value is the metric s.
+func (src *counts) value(s *Series) Value {
+	r, i := &s.Row, s.index
+	switch r.Kind {
+	case Proportion:
+		return proportion(src.count(r.num, i), src.count(r.den, i), r.empty, r.emptyValid)
+	case Mean:
+		return mean(src.c.sums[src.l.sumIndex(r.sum, i)].float(), src.count(r.den, i))
+	case Distance:
+		return mean(float64(src.count(r.num, i)), src.count(r.den, i))
+	case Quantile:
+		d := src.dist(r.sketch)
+		if d.n == 0 {
+			return Value{}
+		}
+		return Value{Value: d.quantile(r.q), Valid: true, Samples: d.n}
+	case Kappa:
+		if src.ag.N == 0 {
+			return Value{}
+		}
+		return Value{Value: src.ag.Kappa, Valid: true, Samples: src.ag.N}
+	}
+	return Value{}
 }
 
 // AgreementStats is the seed 003 summary of a confusion matrix.

@@ -1,6 +1,7 @@
 package window
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -139,43 +140,26 @@ type slot struct {
 
 // New validates cfg, applies defaults and returns empty Windows.
 func New(cfg Config) (*Windows, error) {
+	minRuns, err1 := orDefault("LambdaMinRuns", cfg.LambdaMinRuns, DefaultLambdaMinRuns)
+	maxLate, err2 := orDefault("MaxLateness", cfg.MaxLateness, DefaultMaxLateness)
+	maxArms, err3 := orDefault("MaxArms", cfg.MaxArms, DefaultMaxArms)
+	maxTypes, err4 := orDefault("MaxTypes", cfg.MaxTypes, DefaultMaxTypes)
+	if err := cmp.Or(err1, err2, err3, err4); err != nil {
+		return nil, err
+	}
 	w := &Windows{
 		specs:    slices.Clone(cfg.Windows),
 		ks:       slices.Clone(cfg.Ks),
-		minRuns:  cfg.LambdaMinRuns,
-		maxLate:  int64(cfg.MaxLateness),
-		maxArms:  cfg.MaxArms,
-		maxTypes: cfg.MaxTypes,
+		minRuns:  minRuns,
+		maxLate:  int64(maxLate),
+		maxArms:  maxArms,
+		maxTypes: maxTypes,
 	}
 	if len(w.specs) == 0 {
 		w.specs = slices.Clone(DefaultWindows)
 	}
 	if w.ks == nil {
 		w.ks = slices.Clone(DefaultKs)
-	}
-	switch {
-	case w.minRuns < 0:
-		return nil, fmt.Errorf("window: LambdaMinRuns %d < 0", w.minRuns)
-	case w.minRuns == 0:
-		w.minRuns = DefaultLambdaMinRuns
-	}
-	switch {
-	case w.maxLate < 0:
-		return nil, fmt.Errorf("window: MaxLateness %v < 0", cfg.MaxLateness)
-	case w.maxLate == 0:
-		w.maxLate = int64(DefaultMaxLateness)
-	}
-	switch {
-	case w.maxArms < 0:
-		return nil, fmt.Errorf("window: MaxArms %d < 0", w.maxArms)
-	case w.maxArms == 0:
-		w.maxArms = DefaultMaxArms
-	}
-	switch {
-	case w.maxTypes < 0:
-		return nil, fmt.Errorf("window: MaxTypes %d < 0", w.maxTypes)
-	case w.maxTypes == 0:
-		w.maxTypes = DefaultMaxTypes
 	}
 	if len(w.specs) > 64 {
 		return nil, fmt.Errorf("window: %d windows, want at most 64", len(w.specs))
@@ -291,6 +275,18 @@ func (w *Windows) getArm(name string) *arm {
 	slices.Sort(nt.names)
 	w.arms.Store(nt)
 	return a
+}
+
+// orDefault is v, or def when v is 0; a negative v is an error that names
+// the Config field.
+func orDefault[T ~int | ~int64](field string, v, def T) (T, error) {
+	switch {
+	case v < 0:
+		return 0, fmt.Errorf("window: %s %v < 0", field, v)
+	case v == 0:
+		return def, nil
+	}
+	return v, nil
 }
 
 // lookupArm returns an existing arm; "" is DefaultArm.

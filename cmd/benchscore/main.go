@@ -5,7 +5,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"flag"
@@ -19,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shadoweval/shadoweval/internal/cmdutil"
 	"github.com/shadoweval/shadoweval/stream/gen"
 )
 
@@ -58,7 +58,7 @@ func run(items int, seed uint64, runs int, dir, bin, ref, k string) error {
 		path  string
 		write func(io.Writer, gen.Options) error
 	}{{goldPath, gen.WriteGold}, {tracePath, gen.WriteTraces}} {
-		if err := writeFile(f.path, func(w io.Writer) error { return f.write(w, opt) }); err != nil {
+		if err := cmdutil.WriteFile(f.path, func(w io.Writer) error { return f.write(w, opt) }); err != nil {
 			return err
 		}
 	}
@@ -128,23 +128,6 @@ func pythonVersion() string {
 		return "python3 missing"
 	}
 	return string(bytes.TrimSpace(out))
-}
-
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	if err := write(w); err != nil {
-		f.Close()
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 func mb(n int64) float64 { return float64(n) / (1 << 20) }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shadoweval/shadoweval/internal/cmdutil"
 	"github.com/shadoweval/shadoweval/stream/gen"
 )
 
@@ -135,7 +135,8 @@ func (o *benchOpts) main() error {
 		defer os.RemoveAll(o.dir)
 	}
 	o.goldPath = filepath.Join(o.dir, "gold.jsonl")
-	if err := writeGold(o.goldPath, genOptions(o.seed, o.items, strings.Split(o.arms, ","))); err != nil {
+	gold := genOptions(o.seed, o.items, strings.Split(o.arms, ","))
+	if err := cmdutil.WriteFile(o.goldPath, func(w io.Writer) error { return gen.WriteGold(w, gold) }); err != nil {
 		return err
 	}
 	o.server, err = startChild("nats server", filepath.Join(o.dir, "server.log"), o.self, "server", "--max-pending", strconv.FormatInt(o.serverMaxPending, 10))
@@ -154,23 +155,6 @@ func (o *benchOpts) main() error {
 		return o.targetTrials()
 	}
 	return o.bench()
-}
-
-func writeGold(path string, opt gen.Options) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	if err := gen.WriteGold(w, opt); err != nil {
-		f.Close()
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 func (o *benchOpts) header() {
@@ -241,6 +225,21 @@ func (o *benchOpts) startSidecar(tag string) (*child, string, error) {
 		return nil, "", err
 	}
 	return s, addr, nil
+}
+
+// startScrapedSidecar is startSidecar and a first scrape of its
+// /metrics, the baseline of what it counts next.
+func (o *benchOpts) startScrapedSidecar(tag string) (*child, string, scrape, error) {
+	side, addr, err := o.startSidecar(tag)
+	if err != nil {
+		return nil, "", scrape{}, err
+	}
+	s0, err := getScrape(addr)
+	if err != nil {
+		side.stop(syscall.SIGKILL, time.Second)
+		return nil, "", scrape{}, err
+	}
+	return side, addr, s0, nil
 }
 
 // ---- bench mode ----
@@ -520,15 +519,11 @@ func (o *benchOpts) waitCounted(addr string, base scrape, want float64, pubDone 
 
 func (o *benchOpts) sidecarPhase(run int, r *runResult) error {
 	tag := "run-" + strconv.Itoa(run)
-	side, addr, err := o.startSidecar(tag)
+	side, addr, s0, err := o.startScrapedSidecar(tag)
 	if err != nil {
 		return err
 	}
 	defer side.stop(syscall.SIGKILL, time.Second)
-	s0, err := getScrape(addr)
-	if err != nil {
-		return err
-	}
 
 	// Flood: as fast as the publisher can send.
 	pub, err := o.startPublisher(tag, o.n, 0)
@@ -697,15 +692,11 @@ func (o *benchOpts) table(rs []runResult) {
 func (o *benchOpts) soak() error {
 	n := int64(o.rate * o.duration.Seconds())
 	fmt.Fprintf(o.stdout, "soak:    %.0f messages/s for %v (%d messages), shape %s; sidecar RSS sampled every %v\n\n", o.rate, o.duration, n, o.shape, o.sample)
-	side, addr, err := o.startSidecar("soak")
+	side, addr, s0, err := o.startScrapedSidecar("soak")
 	if err != nil {
 		return err
 	}
 	defer side.stop(syscall.SIGKILL, time.Second)
-	s0, err := getScrape(addr)
-	if err != nil {
-		return err
-	}
 	pub, err := o.startPublisher("soak", n, o.rate)
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/shadoweval/shadoweval/internal/cmdutil"
 	"github.com/shadoweval/shadoweval/stream/gen"
 )
 
@@ -27,9 +28,7 @@ import (
 // parent is gone) stops.
 
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("shadoweval-load "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
+	return cmdutil.NewFlags("shadoweval-load", name, stderr)
 }
 
 // ---- server ----

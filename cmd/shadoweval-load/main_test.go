@@ -35,20 +35,27 @@ func sidecarBinary(t *testing.T) string {
 	return bin
 }
 
+// runTool runs the tool with args against a sidecar built from
+// cmd/shadoweval and returns its output, failing unless it exits 0; it
+// starts processes, so it skips with -short, saying skip.
+func runTool(t *testing.T, skip string, args ...string) *bytes.Buffer {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(skip)
+	}
+	var out, errs bytes.Buffer
+	if code := run(append([]string{"--bin", sidecarBinary(t)}, args...), &out, &errs); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
+	}
+	return &out
+}
+
 // A whole small benchmark run: real server, publisher, plain subscriber
 // and sidecar processes. What it must show: the raw and the sidecar's
 // rates measured, every event counted (loss 0), and the table.
 func TestBenchSmall(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes and sends 20,000 messages twice")
-	}
-	bin := sidecarBinary(t)
-	var out, errs bytes.Buffer
-	code := run([]string{"--bin", bin, "--runs", "1", "--n", "20000", "--items", "200", "--pool", "4000",
-		"--sustain-probes", "1", "--sustain-time", "1s", "--lag-time", "1s", "--timeout", "3m"}, &out, &errs)
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
-	}
+	out := runTool(t, "starts processes and sends 20,000 messages twice", "--runs", "1", "--n", "20000", "--items", "200", "--pool", "4000",
+		"--sustain-probes", "1", "--sustain-time", "1s", "--lag-time", "1s", "--timeout", "3m")
 	row := regexp.MustCompile(`(?m)^1\s+(\d+)\s+(\d+)\s+([\d.]+)\s+(\d+)\s+([\d.]+)\s+(\d+)\s+(\d+)\s`).FindStringSubmatch(out.String())
 	if row == nil {
 		t.Fatalf("no row for run 1 in\n%s", out.String())
@@ -78,16 +85,8 @@ func TestBenchSmall(t *testing.T) {
 // probe at the given share of it and a verdict, and the summary counts
 // the verdicts. At a tenth of the raw rate a sidecar keeps up.
 func TestTargetTrials(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
-	bin := sidecarBinary(t)
-	var out, errs bytes.Buffer
-	code := run([]string{"--bin", bin, "--trials", "2", "--target-ratio", "0.1", "--n", "20000", "--items", "200", "--pool", "4000",
-		"--sustain-time", "1s", "--timeout", "3m"}, &out, &errs)
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
-	}
+	out := runTool(t, "starts processes", "--trials", "2", "--target-ratio", "0.1", "--n", "20000", "--items", "200", "--pool", "4000",
+		"--sustain-time", "1s", "--timeout", "3m")
 	rows := regexp.MustCompile(`(?m)^(\d)\s+(\d+)\s+(\d+)\s+(\d+)\s+\S+( ms| µs| s)?\s+(\d+)\s+(\d+)\s+(\d+)\s+(kept up|fell behind)\s*$`).FindAllStringSubmatch(out.String(), -1)
 	if len(rows) != 2 {
 		t.Fatalf("want 2 trial rows in\n%s", out.String())
@@ -116,16 +115,8 @@ func TestTargetTrials(t *testing.T) {
 // A short soak with hostile messages: every message is counted, the
 // hostile ones rejected by reason.
 func TestSoakHostile(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
-	bin := sidecarBinary(t)
-	var out, errs bytes.Buffer
-	code := run([]string{"--bin", bin, "--duration", "3s", "--rate", "4000", "--hostile", "0.05", "--sample", "1s",
-		"--items", "200", "--pool", "4000", "--timeout", "3m"}, &out, &errs)
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
-	}
+	out := runTool(t, "starts processes", "--duration", "3s", "--rate", "4000", "--hostile", "0.05", "--sample", "1s",
+		"--items", "200", "--pool", "4000", "--timeout", "3m")
 	m := regexp.MustCompile(`sent (\d+) at .* sidecar counted (\d+): loss (-?\d+), NATS dropped (\d+)`).FindStringSubmatch(out.String())
 	if m == nil {
 		t.Fatalf("no totals in\n%s", out.String())

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -289,18 +290,8 @@ func getScrape(addr string) (scrape, error) {
 			}
 		}
 	}
-	slices.SortFunc(s.lag, func(a, b bucket) int { return cmpFloat(a.le, b.le) })
+	slices.SortFunc(s.lag, func(a, b bucket) int { return cmp.Compare(a.le, b.le) }) // no bound is NaN
 	return s, sc.Err()
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // parseSample reads `name{k="v",...} value` (no escapes in our labels).

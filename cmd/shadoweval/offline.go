@@ -11,15 +11,14 @@ import (
 	"runtime/debug"
 	"strconv"
 
+	"github.com/shadoweval/shadoweval/internal/cmdutil"
 	"github.com/shadoweval/shadoweval/internal/pycompat"
 	"github.com/shadoweval/shadoweval/sidecar/offline"
 	"github.com/shadoweval/shadoweval/stream/gen"
 )
 
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("shadoweval "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
+	return cmdutil.NewFlags("shadoweval", name, stderr)
 }
 
 // pyInt is an int flag read the way argparse's type=int reads it.

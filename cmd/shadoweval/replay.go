@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shadoweval/shadoweval/internal/cmdutil"
 	"github.com/shadoweval/shadoweval/stream"
 )
 
@@ -86,14 +87,7 @@ func reorder(args []string) []string {
 
 func isBoolFlag(a string) bool { return strings.TrimLeft(a, "-") == "msg-id" }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
+func isTerminal(w io.Writer) bool { return cmdutil.IsTerminal(w) }
 
 func drawProgress(w io.Writer, sent, total int) {
 	if total <= 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -129,6 +130,19 @@ func appendJSONFloat(b []byte, x float64) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// shortEscapes holds, for each byte json.dumps writes as a backslash and
+// a letter, that letter (0 for the others).
+var shortEscapes = [utf8.RuneSelf]byte{'"': '"', '\\': '\\', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'}
+
+// ShortEscape is the letter json.dumps writes after a backslash for c
+// (\" \\ \b \f \n \r \t), or 0 where it writes c otherwise.
+func ShortEscape(c byte) byte {
+	if c >= utf8.RuneSelf {
+		return 0
+	}
+	return shortEscapes[c]
+}
+
 // AppendString writes s as a JSON string the way json.dumps does: short
 // escapes for \b \f \n \r \t, \uXXXX (lower-case hex) for other control
 // characters, and with ensureASCII for everything outside ' '..'~' too,
@@ -136,32 +150,16 @@ const hexDigits = "0123456789abcdef"
 func AppendString(b []byte, s string, ensureASCII bool) []byte {
 	b = append(b, '"')
 	for _, r := range s {
-		switch r {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
+		switch {
+		case r < utf8.RuneSelf && shortEscapes[r] != 0:
+			b = append(b, '\\', shortEscapes[r])
+		case r < 0x20 || ensureASCII && r > '~' && r < 0x10000:
+			b = appendU(b, r)
+		case ensureASCII && r >= 0x10000:
+			r1, r2 := utf16.EncodeRune(r)
+			b = appendU(appendU(b, r1), r2)
 		default:
-			switch {
-			case r < 0x20 || ensureASCII && r > '~' && r < 0x10000:
-				b = appendU(b, r)
-			case ensureASCII && r >= 0x10000:
-				r -= 0x10000
-				b = appendU(b, 0xd800|(r>>10)&0x3ff)
-				b = appendU(b, 0xdc00|r&0x3ff)
-			default:
-				b = utf8.AppendRune(b, r)
-			}
+			b = utf8.AppendRune(b, r)
 		}
 	}
 	return append(b, '"')

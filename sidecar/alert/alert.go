@@ -44,6 +44,11 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/shadoweval/shadoweval/sidecar/gates"
 )
 
 // Alert statuses.
@@ -52,23 +57,13 @@ const (
 	StatusResolved = "resolved"
 )
 
-// Alert is one state change of a gate on an arm. It is also the JSON of
-// the NATS message and of the webhook body.
+// Alert is one state change of a gate on an arm to firing or resolved:
+// the gate's result with the times the receivers are sent. Its JSON
+// (MarshalJSONTo) is the NATS message and the webhook body.
 type Alert struct {
-	Gate      string `json:"gate"`
-	Arm       string `json:"arm"`
-	Severity  string `json:"severity"`
-	Metric    string `json:"metric"`
-	Op        string `json:"op"` // the passing side: >=, >, <=, <
-	Window    string `json:"window"`
-	CompareTo string `json:"compare_to,omitempty"`
+	gates.Result
 	// Status is StatusFiring or StatusResolved.
 	Status string `json:"status"`
-	// Value is the judged value (arm − compare_to for a compare_to gate);
-	// nil when there is none. NaN and ±Inf are sent as nil.
-	Value     *float64 `json:"value"`
-	Threshold float64  `json:"threshold"`
-	Samples   int64    `json:"samples"`
 	// StartsAt is when the gate started firing; zero means when Notify is
 	// called (for a resolved alert: EndsAt).
 	StartsAt time.Time `json:"starts_at"`
@@ -76,6 +71,64 @@ type Alert struct {
 	// called. It is not sent for a firing alert.
 	EndsAt time.Time `json:"ends_at,omitzero"`
 }
+
+// Of is the alert of a gate's transition: firing from the start of the
+// breakage, or resolved at the transition. ok is false for a transition
+// to another state, which alerts nobody.
+func Of(tr gates.Transition) (a Alert, ok bool) {
+	a = Alert{Result: tr.Result, StartsAt: tr.ActiveAt}
+	switch tr.State {
+	case gates.Firing:
+		a.Status = StatusFiring
+	case gates.Resolved:
+		a.Status, a.EndsAt = StatusResolved, tr.At
+	default:
+		return Alert{}, false
+	}
+	return a, true
+}
+
+// MarshalJSONTo writes the alert's wire form: the gate, arm, severity,
+// metric, op (the passing side), window and compare_to (left out when
+// empty), the status, the judged value (null when there is none; Notify
+// sends NaN and ±Inf as none), threshold and samples, starts_at, and
+// ends_at when resolved. The result's state, verdict, reason and interval
+// stay out: receivers key on the status.
+func (a Alert) MarshalJSONTo(enc *jsontext.Encoder) error {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member := func(name string, v any) {
+		if err == nil {
+			err = enc.WriteToken(jsontext.String(name))
+		}
+		if err == nil {
+			err = json.MarshalEncode(enc, v)
+		}
+	}
+	member("gate", a.Gate)
+	member("arm", a.Arm)
+	member("severity", a.Severity)
+	member("metric", a.Metric)
+	member("op", a.Op)
+	member("window", a.Window)
+	if a.CompareTo != "" {
+		member("compare_to", a.CompareTo)
+	}
+	member("status", a.Status)
+	member("value", a.Value)
+	member("threshold", a.Threshold)
+	member("samples", a.Samples)
+	member("starts_at", a.StartsAt)
+	if !a.EndsAt.IsZero() {
+		member("ends_at", a.EndsAt)
+	}
+	if err != nil {
+		return err
+	}
+	return enc.WriteToken(jsontext.EndObject)
+}
+
+// MarshalJSON is the wire form of MarshalJSONTo for encoding/json.
+func (a Alert) MarshalJSON() ([]byte, error) { return json.Marshal(a) }
 
 // key identifies an alert across its states.
 type key struct{ gate, arm string }

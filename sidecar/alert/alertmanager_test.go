@@ -11,7 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/shadoweval/shadoweval/sidecar/internal/testtools"
+	"github.com/shadoweval/shadoweval/testenv"
 
 	"github.com/shadoweval/shadoweval/config"
 )
@@ -34,7 +34,7 @@ type notification struct {
 // returns the base URL.
 func startAlertmanager(t *testing.T, addr, capture string) string {
 	t.Helper()
-	return testtools.StartAlertmanager(t, addr, fmt.Sprintf(`route:
+	return testenv.StartAlertmanager(t, addr, fmt.Sprintf(`route:
   receiver: "null"
   group_by: ["..."]
   group_wait: 10ms
@@ -50,15 +50,6 @@ receivers:
       - url: %q
         send_resolved: true
 `, capture))
-}
-
-func getAlerts(t *testing.T, base string) []testtools.AlertmanagerAlert {
-	t.Helper()
-	list, err := testtools.AlertmanagerAlerts(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return list
 }
 
 // TestRealAlertmanager sends a firing then a resolved alert through the
@@ -93,10 +84,10 @@ func TestRealAlertmanager(t *testing.T) {
 	d.Notify(firing)
 	d.Notify(bystander)
 
-	var got testtools.AlertmanagerAlert
-	waitFor(t, waitLimit, "the firing alert active in Alertmanager", func() bool {
+	var got testenv.AlertmanagerAlert
+	testenv.Eventually(t, waitLimit, "the firing alert active in Alertmanager", func() bool {
 		var ok bool
-		got, ok = testtools.FindAlert(getAlerts(t, base), "precision_floor", "canary")
+		got, ok = testenv.FindAlert(testenv.MustAlertmanagerAlerts(t, base), "precision_floor", "canary")
 		return ok && got.Status.State == "active"
 	})
 	checkFiringPrecisionFloor(t, got.Labels, got.Annotations)
@@ -111,7 +102,7 @@ func TestRealAlertmanager(t *testing.T) {
 	if len(got.Receivers) != 1 || got.Receivers[0].Name != "capture" {
 		t.Errorf("receivers %+v", got.Receivers)
 	}
-	waitFor(t, waitLimit, "the firing notification", func() bool {
+	testenv.Eventually(t, waitLimit, "the firing notification", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(notes) > 0
@@ -125,17 +116,17 @@ func TestRealAlertmanager(t *testing.T) {
 	// Alertmanager's API lists no resolved alert: ours leaves the list,
 	// the bystander stays, and the notification of the capture receiver
 	// says resolved with our endsAt.
-	waitFor(t, waitLimit, "the alert resolved in Alertmanager", func() bool {
-		_, ok := testtools.FindAlert(getAlerts(t, base), "precision_floor", "canary")
+	testenv.Eventually(t, waitLimit, "the alert resolved in Alertmanager", func() bool {
+		_, ok := testenv.FindAlert(testenv.MustAlertmanagerAlerts(t, base), "precision_floor", "canary")
 		return !ok
 	})
-	if a, ok := testtools.FindAlert(getAlerts(t, base), "ship_chr", "live"); !ok || a.Status.State != "active" || len(a.Receivers) != 1 || a.Receivers[0].Name != "null" {
+	if a, ok := testenv.FindAlert(testenv.MustAlertmanagerAlerts(t, base), "ship_chr", "live"); !ok || a.Status.State != "active" || len(a.Receivers) != 1 || a.Receivers[0].Name != "null" {
 		t.Errorf("the bystander: %+v %v", a, ok)
 	}
-	if n := testtools.AlertmanagerMetric(t, base, "alertmanager_alerts_received_total", `status="resolved"`); n != 1 {
+	if n := testenv.AlertmanagerMetric(t, base, "alertmanager_alerts_received_total", `status="resolved"`); n != 1 {
 		t.Errorf("alertmanager_alerts_received_total{status=resolved} = %v, want 1", n)
 	}
-	waitFor(t, waitLimit, "the resolved notification", func() bool {
+	testenv.Eventually(t, waitLimit, "the resolved notification", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, n := range notes {
@@ -163,8 +154,8 @@ func TestRealAlertmanager(t *testing.T) {
 // stays non-blocking, NATS delivers, and the failed attempts are retried
 // and counted; once it is up, the retry delivers.
 func TestRealAlertmanagerComesBack(t *testing.T) {
-	testtools.NeedBinary(t, "prometheus-alertmanager", "prometheus-alertmanager", "alertmanager")
-	addr := testtools.FreeAddr(t)
+	testenv.NeedAlertmanager(t)
+	addr := testenv.FreeAddr(t)
 	published := make(chan Alert, 10)
 	d, reg := start(t, Options{
 		Config:        config.AlertingConfig{AlertmanagerURL: "http://" + addr},
@@ -178,16 +169,16 @@ func TestRealAlertmanagerComesBack(t *testing.T) {
 	if a := <-published; a.Gate != "ship_precision" {
 		t.Errorf("nats got %+v", a)
 	}
-	waitFor(t, waitLimit, "two retries", func() bool { return retries(t, reg, ReceiverAlertmanager) >= 2 })
+	testenv.Eventually(t, waitLimit, "two retries", func() bool { return retries(t, reg, ReceiverAlertmanager) >= 2 })
 	if n := notifications(t, reg, ReceiverAlertmanager, resultSent); n != 0 {
 		t.Fatalf("sent %v with Alertmanager down", n)
 	}
 	base := startAlertmanager(t, addr, "http://127.0.0.1:1/unused")
-	waitFor(t, waitLimit, "the alert in Alertmanager", func() bool {
-		_, ok := testtools.FindAlert(getAlerts(t, base), "ship_precision", "canary")
+	testenv.Eventually(t, waitLimit, "the alert in Alertmanager", func() bool {
+		_, ok := testenv.FindAlert(testenv.MustAlertmanagerAlerts(t, base), "ship_precision", "canary")
 		return ok
 	})
-	waitFor(t, waitLimit, "the send counted", func() bool { return notifications(t, reg, ReceiverAlertmanager, resultSent) == 1 })
+	testenv.Eventually(t, waitLimit, "the send counted", func() bool { return notifications(t, reg, ReceiverAlertmanager, resultSent) == 1 })
 	if n := notifications(t, reg, ReceiverAlertmanager, resultFailed) + notifications(t, reg, ReceiverAlertmanager, resultDropped); n != 0 {
 		t.Errorf("failed or dropped: %v", n)
 	}

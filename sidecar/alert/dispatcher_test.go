@@ -19,8 +19,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/sidecar/gates"
 	"github.com/shadoweval/shadoweval/stream"
-	"github.com/shadoweval/shadoweval/stream/streamtest"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 const waitLimit = 20 * time.Second
@@ -29,38 +30,19 @@ func ptr(v float64) *float64 { return &v }
 
 func testAlert(gate, arm, status string) Alert {
 	return Alert{
-		Gate: gate, Arm: arm, Severity: "page", Metric: "precision", Op: ">=", Window: "5m",
-		Status: status, Value: ptr(0.7), Threshold: 0.8, Samples: 250,
-		StartsAt: time.Now().Add(-time.Hour).Truncate(time.Second),
+		Result: gates.Result{
+			Gate: gate, Arm: arm, Severity: "page", Metric: "precision", Op: ">=", Window: "5m",
+			Value: ptr(0.7), Threshold: 0.8, Samples: 250,
+		},
+		Status: status, StartsAt: time.Now().Add(-time.Hour).Truncate(time.Second),
 	}
 }
 
 // counter reads a counter of reg; 0 when it has no such series.
 func counter(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
 	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	metrics:
-		for _, m := range f.GetMetric() {
-			have := map[string]string{}
-			for _, l := range m.GetLabel() {
-				have[l.GetName()] = l.GetValue()
-			}
-			for k, v := range labels {
-				if have[k] != v {
-					continue metrics
-				}
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return 0
+	v, _ := testenv.Gather(t, reg).Value(name, labels)
+	return v
 }
 
 func notifications(t *testing.T, reg *prometheus.Registry, receiver, result string) float64 {
@@ -73,9 +55,9 @@ func retries(t *testing.T, reg *prometheus.Registry, receiver string) float64 {
 	return counter(t, reg, "shadoweval_alert_retries_total", map[string]string{"receiver": receiver})
 }
 
-// start builds a Dispatcher on a new registry, runs it, and stops it (with
-// a deadline) when the test ends.
-func start(t *testing.T, o Options) (*Dispatcher, *prometheus.Registry) {
+// newDispatcher builds a Dispatcher on a new registry, logging nowhere
+// unless o.Logger says otherwise; it does not run it.
+func newDispatcher(t *testing.T, o Options) (*Dispatcher, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	o.Registerer = reg
@@ -86,6 +68,14 @@ func start(t *testing.T, o Options) (*Dispatcher, *prometheus.Registry) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d, reg
+}
+
+// start builds a Dispatcher on a new registry, runs it, and stops it (with
+// a deadline) when the test ends.
+func start(t *testing.T, o Options) (*Dispatcher, *prometheus.Registry) {
+	t.Helper()
+	d, reg := newDispatcher(t, o)
 	ran := make(chan error, 1)
 	go func() { ran <- d.Run(context.Background()) }()
 	t.Cleanup(func() {
@@ -153,9 +143,8 @@ func postedAlerts(t *testing.T, body []byte) []PostableAlert {
 // TestNATSOutput publishes through the app's Publisher to a real NATS
 // server.
 func TestNATSOutput(t *testing.T) {
-	s := streamtest.RunBasic(t)
-	nc := streamtest.Connect(t, s.ClientURL())
-	msgs := streamtest.Collect(t, streamtest.Connect(t, s.ClientURL()), "shadoweval.alerts.>", 10)
+	s, nc := testenv.RunConnected(t)
+	msgs := testenv.Collect(t, testenv.Connect(t, s.ClientURL()), "shadoweval.alerts.>", 10)
 	d, reg := start(t, Options{
 		Config:        config.AlertingConfig{Resend: config.Duration(time.Minute)},
 		Publish:       stream.NewPublisher(nc).PublishJSON,
@@ -167,7 +156,7 @@ func TestNATSOutput(t *testing.T) {
 
 	firing := testAlert("precision_floor", "canary", StatusFiring)
 	d.Notify(firing)
-	m := streamtest.Next(t, msgs)
+	m := testenv.Next(t, msgs)
 	if m.Subject != "shadoweval.alerts.canary" {
 		t.Errorf("subject %q", m.Subject)
 	}
@@ -194,7 +183,7 @@ func TestNATSOutput(t *testing.T) {
 	resolved.Value = nil
 	resolved.EndsAt = firing.StartsAt.Add(7 * time.Minute)
 	d.Notify(resolved)
-	m = streamtest.Next(t, msgs)
+	m = testenv.Next(t, msgs)
 	got = Alert{}
 	if err := json.Unmarshal(m.Data, &got); err != nil {
 		t.Fatal(err)
@@ -205,7 +194,7 @@ func TestNATSOutput(t *testing.T) {
 	if !strings.Contains(string(m.Data), `"value":null`) {
 		t.Errorf("no value is not sent as null: %s", m.Data)
 	}
-	waitFor(t, waitLimit, "two sent", func() bool { return notifications(t, reg, ReceiverNATS, resultSent) == 2 })
+	testenv.Eventually(t, waitLimit, "two sent", func() bool { return notifications(t, reg, ReceiverNATS, resultSent) == 2 })
 }
 
 // TestAlertmanagerPayloadAndResend checks the postable alert and that a
@@ -219,7 +208,7 @@ func TestAlertmanagerPayloadAndResend(t *testing.T) {
 	})
 	firing := testAlert("precision_floor", "canary", StatusFiring)
 	d.Notify(firing)
-	waitFor(t, waitLimit, "three posts (one send, two re-sends)", func() bool { return len(am.got()) >= 3 })
+	testenv.Eventually(t, waitLimit, "three posts (one send, two re-sends)", func() bool { return len(am.got()) >= 3 })
 	for i, r := range am.got() {
 		if r.path != "/prefix/api/v2/alerts" || r.contentType != "application/json" {
 			t.Fatalf("request %d: path %q, content type %q", i, r.path, r.contentType)
@@ -247,7 +236,7 @@ func TestAlertmanagerPayloadAndResend(t *testing.T) {
 	other := testAlert("other_gate", "shadow", StatusFiring)
 	d.Notify(other)
 	resolvedAt := -1
-	waitFor(t, waitLimit, "the resolved alert and two re-sends of another", func() bool {
+	testenv.Eventually(t, waitLimit, "the resolved alert and two re-sends of another", func() bool {
 		got := am.got()
 		others := 0
 		for i, r := range got {
@@ -302,7 +291,7 @@ func TestWebhookBody(t *testing.T) {
 	a.Metric = "recall_at_5"
 	a.Value = ptr(-0.05)
 	d.Notify(a)
-	waitFor(t, waitLimit, "the webhook post", func() bool { return len(hook.got()) == 1 })
+	testenv.Eventually(t, waitLimit, "the webhook post", func() bool { return len(hook.got()) == 1 })
 	r := hook.got()[0]
 	want, err := json.Marshal(a)
 	if err != nil {
@@ -311,7 +300,7 @@ func TestWebhookBody(t *testing.T) {
 	if r.path != "/hook" || string(r.body) != string(want) {
 		t.Errorf("webhook got %s %s, want %s", r.path, r.body, want)
 	}
-	waitFor(t, waitLimit, "sent counted", func() bool { return notifications(t, reg, ReceiverWebhook, resultSent) == 1 })
+	testenv.Eventually(t, waitLimit, "sent counted", func() bool { return notifications(t, reg, ReceiverWebhook, resultSent) == 1 })
 }
 
 // closedURL is an http URL on which nothing listens.
@@ -353,11 +342,11 @@ func TestDeadReceiver(t *testing.T) {
 		MaxBackoff:    2 * time.Millisecond,
 	})
 	d.Notify(testAlert("g", "canary", StatusFiring))
-	if got := streamtest.Next(t, published); got.Gate != "g" {
+	if got := testenv.Next(t, published); got.Gate != "g" {
 		t.Errorf("published %+v", got)
 	}
 	for _, r := range []string{ReceiverAlertmanager, ReceiverWebhook} {
-		waitFor(t, waitLimit, r+" failure counted", func() bool { return notifications(t, reg, r, resultFailed) == 1 })
+		testenv.Eventually(t, waitLimit, r+" failure counted", func() bool { return notifications(t, reg, r, resultFailed) == 1 })
 		if got := retries(t, reg, r); got != 2 {
 			t.Errorf("%s: %v retries, want 2 (3 attempts)", r, got)
 		}
@@ -390,23 +379,17 @@ func TestHangingReceiver(t *testing.T) {
 	t.Cleanup(func() { close(release) }) // runs before am.Close
 
 	published := make(chan Alert, 200)
-	reg := prometheus.NewRegistry()
-	d, err := New(Options{
+	d, reg := newDispatcher(t, Options{
 		Config:        config.AlertingConfig{AlertmanagerURL: am.URL},
 		Publish:       chanPublish(t, published),
 		SubjectPrefix: "shadoweval.alerts",
-		Registerer:    reg,
-		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		QueueSize:     4,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ran := make(chan error, 1)
 	go func() { ran <- d.Run(context.Background()) }()
 
 	d.Notify(testAlert("g0", "canary", StatusFiring))
-	streamtest.Next(t, arrived) // the first is now in flight, for ever
+	testenv.Next(t, arrived) // the first is now in flight, for ever
 	notified := make(chan struct{})
 	go func() {
 		defer close(notified)
@@ -414,13 +397,13 @@ func TestHangingReceiver(t *testing.T) {
 			d.Notify(testAlert(fmt.Sprintf("g%d", i), "canary", StatusFiring))
 		}
 	}()
-	streamtest.Next(t, notified) // Notify did not block
+	testenv.Next(t, notified) // Notify did not block
 	// NATS keeps delivering (its own queue of 4 may overflow in the flood).
-	waitFor(t, waitLimit, "nats done with the flood", func() bool {
+	testenv.Eventually(t, waitLimit, "nats done with the flood", func() bool {
 		return notifications(t, reg, ReceiverNATS, resultSent)+notifications(t, reg, ReceiverNATS, resultDropped) == 100
 	})
 	d.Notify(testAlert("last", "canary", StatusFiring))
-	waitFor(t, waitLimit, "the last alert on nats", func() bool {
+	testenv.Eventually(t, waitLimit, "the last alert on nats", func() bool {
 		for {
 			select {
 			case a := <-published:
@@ -442,7 +425,7 @@ func TestHangingReceiver(t *testing.T) {
 	if err := d.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Stop: %v, want the deadline", err)
 	}
-	if err := streamtest.Next(t, ran); err != nil {
+	if err := testenv.Next(t, ran); err != nil {
 		t.Errorf("Run after Stop: %v", err)
 	}
 	// The one in flight and the four queued are abandoned.
@@ -475,9 +458,9 @@ func TestSuperseded(t *testing.T) {
 		MaxBackoff:  10 * time.Millisecond,
 	})
 	d.Notify(testAlert("g", "canary", StatusFiring))
-	waitFor(t, waitLimit, "a failed attempt", func() bool { return len(am.got()) >= 1 })
+	testenv.Eventually(t, waitLimit, "a failed attempt", func() bool { return len(am.got()) >= 1 })
 	d.Notify(testAlert("g", "canary", StatusResolved))
-	waitFor(t, waitLimit, "the resolved alert sent", func() bool { return notifications(t, reg, ReceiverAlertmanager, resultSent) == 1 })
+	testenv.Eventually(t, waitLimit, "the resolved alert sent", func() bool { return notifications(t, reg, ReceiverAlertmanager, resultSent) == 1 })
 	if got := notifications(t, reg, ReceiverAlertmanager, resultDropped); got != 1 {
 		t.Errorf("dropped %v, want 1 (superseded)", got)
 	}
@@ -491,7 +474,7 @@ func TestRefused(t *testing.T) {
 	am := newFakeReceiver(t, func([]byte) int { return http.StatusBadRequest })
 	d, reg := start(t, Options{Config: config.AlertingConfig{AlertmanagerURL: am.URL}, MinBackoff: time.Millisecond})
 	d.Notify(testAlert("g", "canary", StatusFiring))
-	waitFor(t, waitLimit, "the failure counted", func() bool { return notifications(t, reg, ReceiverAlertmanager, resultFailed) == 1 })
+	testenv.Eventually(t, waitLimit, "the failure counted", func() bool { return notifications(t, reg, ReceiverAlertmanager, resultFailed) == 1 })
 	if got := retries(t, reg, ReceiverAlertmanager); got != 0 || len(am.got()) != 1 {
 		t.Errorf("%v retries, %d requests", got, len(am.got()))
 	}
@@ -501,17 +484,11 @@ func TestRefused(t *testing.T) {
 func TestStopDrains(t *testing.T) {
 	hook := newFakeReceiver(t, nil)
 	published := make(chan Alert, 100)
-	reg := prometheus.NewRegistry()
-	d, err := New(Options{
+	d, reg := newDispatcher(t, Options{
 		Config:        config.AlertingConfig{WebhookURL: hook.URL},
 		Publish:       chanPublish(t, published),
 		SubjectPrefix: "shadoweval.alerts",
-		Registerer:    reg,
-		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Queued before Run starts: all of it must still go out.
 	for i := range 20 {
 		d.Notify(testAlert("g"+string(rune('a'+i)), "canary", StatusFiring))
@@ -523,7 +500,7 @@ func TestStopDrains(t *testing.T) {
 	if err := d.Stop(ctx); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
-	if err := streamtest.Next(t, ran); err != nil {
+	if err := testenv.Next(t, ran); err != nil {
 		t.Errorf("Run: %v", err)
 	}
 	if got := len(hook.got()); got != 20 {
@@ -545,7 +522,7 @@ func TestRunCancelled(t *testing.T) {
 	ran := make(chan error, 1)
 	go func() { ran <- d.Run(ctx) }()
 	cancel()
-	if err := streamtest.Next(t, ran); !errors.Is(err, context.Canceled) {
+	if err := testenv.Next(t, ran); !errors.Is(err, context.Canceled) {
 		t.Errorf("Run: %v, want context.Canceled", err)
 	}
 	if err := d.Run(context.Background()); err == nil {
@@ -595,20 +572,20 @@ func TestNotifyNormalizes(t *testing.T) {
 	a.Value = &nan
 	a.EndsAt = time.Now()
 	d.Notify(a)
-	got := streamtest.Next(t, published)
+	got := testenv.Next(t, published)
 	if got.Value != nil || got.StartsAt.IsZero() || !got.EndsAt.IsZero() {
 		t.Errorf("firing normalized to %+v", got)
 	}
 	r := testAlert("g", "a", StatusResolved)
 	r.StartsAt = time.Time{}
 	d.Notify(r)
-	got = streamtest.Next(t, published)
+	got = testenv.Next(t, published)
 	if got.EndsAt.IsZero() || !got.StartsAt.Equal(got.EndsAt) {
 		t.Errorf("resolved normalized to %+v", got)
 	}
 	d.Notify(testAlert("g", "a", "pending"))
 	d.Notify(testAlert("g", "a", StatusResolved))
-	if got := streamtest.Next(t, published); got.Status != StatusResolved {
+	if got := testenv.Next(t, published); got.Status != StatusResolved {
 		t.Errorf("an unknown status was sent: %+v", got)
 	}
 }

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/sidecar/gates"
 )
 
 // RuleGroupName is the name of the rule group of the gates.
@@ -213,51 +212,15 @@ func gateRule(g *config.Gate) (rule, error) {
 		return rule{}, fmt.Errorf("severity %q is not a plain label value", severity)
 	}
 
-	sel := func(name, arm string) string {
-		return fmt.Sprintf("%s{metric=%s,window=%s%s}", name, strconv.Quote(g.Metric), strconv.Quote(g.Window), arm)
+	q, err := gates.PromQLOf(g, fail)
+	if err != nil {
+		return rule{}, err
 	}
-	armM := armMatcher(g.Arms, g.CompareTo)
-	threshold := formatFloat(g.Threshold)
-	guard := func(arm string) string {
-		return sel("shadoweval_window_samples", arm) + " >= " + strconv.Itoa(g.MinSamples)
-	}
-
-	var expr, what string
-	if g.CompareTo == "" {
-		what = fmt.Sprintf("%s over %s on arm {{ $labels.arm }}", g.Metric, g.Window)
-		expr = sel("shadoweval_window_value", armM) + " " + fail + " " + threshold
-		if g.MinSamples > 0 {
-			expr += "\nand\n" + guard(armM)
-		}
-	} else {
-		what = fmt.Sprintf("%s over %s on arm {{ $labels.arm }} minus arm %s", g.Metric, g.Window, g.CompareTo)
-		ref := ",arm=" + strconv.Quote(g.CompareTo)
-		expr = "(\n  " + sel("shadoweval_window_value", armM) +
-			"\n  - ignoring(arm) group_left\n  " + sel("shadoweval_window_value", ref) +
-			"\n) " + fail + " " + threshold
-		if g.MinSamples > 0 {
-			expr += "\nand\n" + guard(armM) + "\nand ignoring(arm)\n" + guard(ref)
-		}
-	}
-
-	desc := fmt.Sprintf(`%s is {{ $value | printf "%%.4g" }}; the gate wants %s %s`, what, g.Op, threshold)
-	switch {
-	case g.MinSamples > 0 && g.CompareTo != "":
-		desc += fmt.Sprintf(" with at least %d samples on both arms", g.MinSamples)
-	case g.MinSamples > 0:
-		desc += fmt.Sprintf(" with at least %d samples", g.MinSamples)
-	}
-	desc += "."
-	if g.Confidence > 0 {
-		desc += fmt.Sprintf(" The sidecar judges the %s confidence interval; this rule judges the point value.",
-			strconv.FormatFloat(g.Confidence*100, 'g', -1, 64)+"%")
-	}
-	if g.CompareTo != "" && strings.HasPrefix(g.Metric, "delta_s") {
-		desc += " The sidecar judges a Mann-Whitney U test; this rule judges the difference of the values."
-	}
+	desc := fmt.Sprintf(`%s is {{ $value | printf "%%.4g" }}; the gate wants %s %s%s.%s`,
+		q.What, g.Op, formatFloat(g.Threshold), q.Samples, q.Approx)
 	r := rule{
 		Alert: g.Name,
-		Expr:  expr,
+		Expr:  q.Expr,
 		Labels: map[string]string{
 			"severity": severity,
 			"gate":     g.Name,
@@ -271,27 +234,4 @@ func gateRule(g *config.Gate) (rule, error) {
 		r.For = config.FormatDuration(time.Duration(g.For))
 	}
 	return r, nil
-}
-
-// armMatcher is the arm label matcher of a gate's own arms, with its
-// leading comma; "" for every arm.
-func armMatcher(arms []string, compareTo string) string {
-	var list []string
-	for _, a := range arms {
-		if a != compareTo {
-			list = append(list, a)
-		}
-	}
-	switch {
-	case len(list) == 0 && compareTo != "":
-		return ",arm!=" + strconv.Quote(compareTo)
-	case len(list) == 0:
-		return ""
-	case len(list) == 1:
-		return ",arm=" + strconv.Quote(list[0])
-	}
-	for i, a := range list {
-		list[i] = regexp.QuoteMeta(a)
-	}
-	return ",arm=~" + strconv.Quote(strings.Join(list, "|"))
 }

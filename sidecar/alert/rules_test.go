@@ -15,7 +15,7 @@ import (
 
 	"github.com/shadoweval/shadoweval/config"
 
-	"github.com/shadoweval/shadoweval/sidecar/internal/testtools"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the committed rules file of the default gates")
@@ -125,12 +125,6 @@ func TestRulesOps(t *testing.T) {
 			t.Errorf("one arm is matched with =: %q", r.Expr)
 		}
 	}
-	if m := armMatcher([]string{"x.y", "z"}, ""); m != `,arm=~"x\\.y|z"` {
-		t.Errorf("arm regex: %s", m)
-	}
-	if m := armMatcher(nil, ""); m != "" {
-		t.Errorf("every arm: %q", m)
-	}
 	g := config.Gate{Name: "g", Metric: "chr", Op: ">=", Threshold: 0.5, Window: "5m"}
 	r, err := gateRule(&g)
 	if err != nil {
@@ -204,7 +198,7 @@ func equalYAML(a, b any) bool {
 // promtool runs promtool with args in dir and returns its output.
 func promtool(t *testing.T, dir string, args ...string) (string, error) {
 	t.Helper()
-	bin := testtools.NeedBinary(t, "prometheus", "promtool")
+	bin := testenv.Promtool(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)

@@ -82,10 +82,10 @@ func (b *Bound) meet(iv confseq.Interval) {
 	b.Lo, b.Hi = max(b.Lo, iv.Lo), min(b.Hi, iv.Hi)
 }
 
-// Kinds of checks.
+// Kinds of checks, as CheckResult.Kind names them.
 const (
-	KindComparison = "comparison"
-	KindAbsolute   = "absolute"
+	KindComparison = config.CheckComparison
+	KindAbsolute   = config.CheckAbsolute
 )
 
 // arms is what a judgement reads of the two arms.
@@ -103,12 +103,11 @@ func judge(checks []config.AnalysisCheck, a *arms, alpha float64, run []Bound) (
 	withData := 0
 	for i, c := range checks {
 		r := &res[i]
-		*r = CheckResult{Name: c.Name, Metric: c.Metric, Kind: KindComparison, Tolerance: c.Tolerance,
+		*r = CheckResult{Name: c.Name, Metric: c.Metric, Kind: c.Kind(),
 			LowerIsBetter: window.LowerIsBetter(c.Metric), MinSamples: c.MinSamples}
-		if c.Absolute() {
-			r.Kind, r.Op, r.Tolerance = KindAbsolute, c.Op, 0
-			th := c.Threshold
-			r.Threshold = &th
+		k := checkKinds[c.Kind()]
+		if k != nil {
+			k.describe(c, r)
 		}
 		vc, vb := a.candM[c.Metric], a.baseM[c.Metric]
 		r.Samples = Samples{Arm: vc.Samples, Baseline: vb.Samples}
@@ -118,11 +117,7 @@ func judge(checks []config.AnalysisCheck, a *arms, alpha float64, run []Bound) (
 		if vb.Samples > 0 {
 			r.BaselineValue = ptr(vb.Value)
 		}
-		hasData := vc.Samples > 0
-		if !c.Absolute() {
-			hasData = hasData || vb.Samples > 0
-		}
-		if !hasData {
+		if k != nil && !k.hasData(r.Samples) {
 			r.Verdict, r.Reason = NoData, "no sample of "+c.Metric+" in either arm"
 			continue
 		}
@@ -164,42 +159,24 @@ func judge(checks []config.AnalysisCheck, a *arms, alpha float64, run []Bound) (
 
 func ptr(v float64) *float64 { return &v }
 
-// judgeCheck fills in r's estimate, interval and verdict; r has data. The
-// interval is the sequence now intersected with run; when they do not
-// meet, the arm's quality has moved during the analysis, and the sequence
-// now is judged alone.
+// judgeCheck fills in r's estimate, interval and verdict with the judge
+// of c's kind; r has data. The interval is the sequence now intersected
+// with run; when they do not meet, the arm's quality has moved during the
+// analysis, and the sequence now is judged alone.
 func judgeCheck(c config.AnalysisCheck, r *CheckResult, a *arms, level float64, run Bound) {
-	kind := window.KindOf(c.Metric)
-	var iv confseq.Interval
-	var est float64
-	comparison := !c.Absolute()
-	switch {
-	case comparison && r.Samples.Arm == 0:
-		r.Verdict, r.Reason = Inconclusive, "no sample in arm yet; baseline has "+strconv.FormatInt(r.Samples.Baseline, 10)
-		return
-	case comparison && r.Samples.Baseline == 0:
-		r.Verdict, r.Reason = Inconclusive, "no sample in baseline yet; arm has "+strconv.FormatInt(r.Samples.Arm, 10)
+	k := checkKinds[c.Kind()]
+	if k == nil {
+		r.Verdict, r.Reason = Inconclusive, fmt.Sprintf("no judge for check kind %q", c.Kind())
 		return
 	}
-	switch {
-	case kind == window.Quantile:
-		est, iv = quantileBounds(c, a, level, comparison)
-	case kind == window.Kappa:
-		est, iv = kappaBounds(c, a, level, comparison)
-	default: // proportions: config admits no other kind
-		vc, vb := a.candM[c.Metric], a.baseM[c.Metric]
-		if comparison {
-			b := boundaryFor(level, confseq.PlannedInformation(level, c.Tolerance))
-			est = vc.Value - vb.Value
-			iv = confseq.ProportionDiff(b, vc.Num, vc.Den, vb.Num, vb.Den)
-		} else {
-			b := boundaryFor(level, confseq.PlannedInformation(level, oneSampleMargin))
-			est = vc.Value
-			iv = confseq.Proportion(b, vc.Num, vc.Den)
-		}
+	if why := k.waiting(r.Samples); why != "" {
+		r.Verdict, r.Reason = Inconclusive, why
+		return
 	}
+	est, iv := k.bounds(c, a, level)
 	r.Estimate = ptr(est)
-	enough := r.Samples.Arm >= int64(c.MinSamples) && (!comparison || r.Samples.Baseline >= int64(c.MinSamples))
+	tooFew := k.tooFew(c, r.Samples)
+	enough := tooFew == ""
 	r.now, r.nowOK = iv, enough
 	if run.Set && enough {
 		if met := (confseq.Interval{Lo: max(iv.Lo, run.Lo), Hi: min(iv.Hi, run.Hi)}); met.Lo <= met.Hi {
@@ -208,61 +185,26 @@ func judgeCheck(c config.AnalysisCheck, r *CheckResult, a *arms, level float64, 
 	}
 	r.Interval = &[2]float64{iv.Lo, iv.Hi}
 	if !enough {
-		r.Verdict = Inconclusive
-		if comparison {
-			r.Reason = fmt.Sprintf("samples %d (arm) and %d (baseline), need %d each", r.Samples.Arm, r.Samples.Baseline, c.MinSamples)
-		} else {
-			r.Reason = fmt.Sprintf("samples %d, need %d", r.Samples.Arm, c.MinSamples)
-		}
+		r.Verdict, r.Reason = Inconclusive, tooFew
 		return
 	}
-	r.Verdict, r.Reason = decide(c, r.LowerIsBetter, iv)
+	r.Verdict, r.Reason = k.decide(c, r.LowerIsBetter, iv)
 }
 
-// decide places the interval against the tolerance or threshold.
+// decide places the interval against c's tolerance or threshold with the
+// judge of c's kind.
 func decide(c config.AnalysisCheck, lowerBetter bool, iv confseq.Interval) (Verdict, string) {
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
-	span := "[" + f(iv.Lo) + ", " + f(iv.Hi) + "]"
-	if c.Absolute() {
-		t := c.Threshold
-		var pass, fail bool
-		switch c.Op {
-		case ">=":
-			pass, fail = iv.Lo >= t, iv.Hi < t
-		case ">":
-			pass, fail = iv.Lo > t, iv.Hi <= t
-		case "<=":
-			pass, fail = iv.Hi <= t, iv.Lo > t
-		case "<":
-			pass, fail = iv.Hi < t, iv.Lo >= t
-		}
-		want := c.Metric + " " + c.Op + " " + f(t)
-		switch {
-		case fail:
-			return Fail, span + " entirely breaks " + want
-		case pass:
-			return Pass, span + " entirely meets " + want
-		}
-		return Inconclusive, span + " straddles " + f(t)
+	k := checkKinds[c.Kind()]
+	if k == nil {
+		return Inconclusive, fmt.Sprintf("no judge for check kind %q", c.Kind())
 	}
-	t := c.Tolerance
-	if lowerBetter {
-		switch {
-		case iv.Lo > t:
-			return Fail, "arm − baseline in " + span + ", entirely above +" + f(t)
-		case iv.Hi < t:
-			return Pass, "arm − baseline in " + span + ", entirely below +" + f(t)
-		}
-		return Inconclusive, "arm − baseline in " + span + ", straddles +" + f(t)
-	}
-	switch {
-	case iv.Hi < -t:
-		return Fail, "arm − baseline in " + span + ", entirely below −" + f(t)
-	case iv.Lo > -t:
-		return Pass, "arm − baseline in " + span + ", entirely above −" + f(t)
-	}
-	return Inconclusive, "arm − baseline in " + span + ", straddles −" + f(t)
+	return k.decide(c, lowerBetter, iv)
 }
+
+// span writes an interval for the reasons.
+func span(iv confseq.Interval) string { return "[" + fmt4(iv.Lo) + ", " + fmt4(iv.Hi) + "]" }
+
+func fmt4(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
 
 // oneSampleMargin is where a one-sample boundary is tuned to be tightest:
 // about the margin between the shipped eligibility thresholds and a
@@ -281,26 +223,10 @@ func quantileOf(metric string) float64 {
 // tuned to be tightest.
 const quantilePlanN = 4000
 
-// quantileBounds bounds the candidate's cited-ΔS quantile (absolute) or its
-// difference with the baseline's (comparison). Each arm's quantile lies
-// between two order statistics (confseq.QuantileRanks); a difference takes
-// the candidate's lower bound minus the baseline's upper bound and so on,
-// each bound at half the level, so that each side of the difference holds
-// at level.
-func quantileBounds(c config.AnalysisCheck, a *arms, level float64, comparison bool) (float64, confseq.Interval) {
-	p := quantileOf(c.Metric)
-	lv := level
-	if comparison {
-		lv = level / 2
-	}
-	b := boundaryFor(lv, quantilePlanN*p*(1-p))
-	cl, ch := rankBounds(b, a.cand, p)
-	est := a.candM[c.Metric].Value
-	if !comparison {
-		return est, confseq.Interval{Lo: cl, Hi: ch}
-	}
-	bl, bh := rankBounds(b, a.base, p)
-	return est - a.baseM[c.Metric].Value, confseq.Interval{Lo: cl - bh, Hi: ch - bl}
+// quantileBoundary is the boundary of a p-quantile at level, tuned to be
+// tightest at quantilePlanN samples.
+func quantileBoundary(level, p float64) confseq.Boundary {
+	return boundaryFor(level, quantilePlanN*p*(1-p))
 }
 
 // rankBounds is the p-quantile's bounds in one arm: the order statistics of
@@ -319,29 +245,16 @@ func rankBounds(b confseq.Boundary, cu *window.Cumulative, p float64) (lo, hi fl
 	return lo, hi
 }
 
-// kappaBounds bounds κ (absolute) or κ_arm − κ_baseline with Cohen's
-// large-sample variance.
-func kappaBounds(c config.AnalysisCheck, a *arms, level float64, comparison bool) (float64, confseq.Interval) {
-	variance := func(m map[string]window.Value) (float64, float64) {
-		k, ag := m["kappa"], m["agreement"]
-		po := ag.Value
-		pe := 0.5
-		if k.Value < 1 {
-			pe = (po - k.Value) / (1 - k.Value)
-		}
-		return k.Value, confseq.KappaVariance(po, min(max(pe, 0), 0.99), float64(k.Samples))
+// kappaVariance is one arm's κ and its large-sample variance (Cohen),
+// the chance agreement p_e worked back from κ and the agreement p_o.
+func kappaVariance(m map[string]window.Value) (kappa, variance float64) {
+	k, ag := m["kappa"], m["agreement"]
+	po := ag.Value
+	pe := 0.5
+	if k.Value < 1 {
+		pe = (po - k.Value) / (1 - k.Value)
 	}
-	kc, vc := variance(a.candM)
-	if !comparison {
-		b := boundaryFor(level, confseq.PlannedInformation(level, oneSampleMargin))
-		r := confseq.Diff(b, vc)
-		return kc, confseq.Interval{Lo: max(-1, kc-r), Hi: min(1, kc+r)}
-	}
-	kb, vb := variance(a.baseM)
-	b := boundaryFor(level, confseq.PlannedInformation(level, c.Tolerance))
-	r := confseq.Diff(b, vc+vb)
-	d := kc - kb
-	return d, confseq.Interval{Lo: max(-2, d-r), Hi: min(2, d+r)}
+	return k.Value, confseq.KappaVariance(po, min(max(pe, 0), 0.99), float64(k.Samples))
 }
 
 // boundaries caches tuned boundaries: tuning searches, reading must not.

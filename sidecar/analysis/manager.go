@@ -330,7 +330,8 @@ func (m *Manager) observe(o *window.Observation, t time.Time, accepted bool) err
 		arm = window.DefaultArm
 	}
 	routes := m.route.Load()
-	if (*routes)[arm] == nil {
+	r := (*routes)[arm]
+	if r == nil {
 		return nil
 	}
 	ns, period := t.UnixNano(), t.Unix()/narrowEvery
@@ -338,9 +339,10 @@ func (m *Manager) observe(o *window.Observation, t time.Time, accepted bool) err
 	defer m.acc.Unlock()
 	// rerouteLocked attaches and detaches under acc: a route replaced
 	// since it was read is read again, so that it and its Shared agree.
-	r := (*m.route.Load())[arm]
-	if r == nil {
-		return nil
+	if now := m.route.Load(); now != routes {
+		if r = (*now)[arm]; r == nil {
+			return nil
+		}
 	}
 	// Checked and digested once for all of them, into the Manager's own
 	// Prepared: acc is held, and a fresh one would be cleared every event.

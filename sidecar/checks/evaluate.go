@@ -59,16 +59,7 @@ func Evaluate(e *stream.TraceEvent, item *Gold, hasAnswer bool, opt Options, o *
 		Triage:          -1,
 	}
 	if !retrievalAtKs(gold, ids, opt.Ks, o) {
-		for i, k := range opt.Ks {
-			if RecallStrict(gold, ids, k) {
-				o.RecallStrict |= 1 << i
-			}
-			o.PrecisionAtK = append(o.PrecisionAtK, PrecisionAtK(gold, ids, k))
-			if r, ok := RecallAtK(gold, ids, k); ok {
-				o.RecallAtK = append(o.RecallAtK, r)
-				o.HasRecallAtK = true
-			}
-		}
+		retrievalPerK(gold, ids, opt.Ks, o)
 	}
 	retrievedDS, err := retrievedDeltaS(e, ids, o.DeltaSRetrieved)
 	if err != nil {

@@ -46,16 +46,7 @@ func TestRetrievalAtKsMatchesPerK(t *testing.T) {
 			}
 			continue
 		}
-		for i, k := range ks {
-			if RecallStrict(gold, ids, k) {
-				want.RecallStrict |= 1 << i
-			}
-			want.PrecisionAtK = append(want.PrecisionAtK, PrecisionAtK(gold, ids, k))
-			if v, ok := RecallAtK(gold, ids, k); ok {
-				want.RecallAtK = append(want.RecallAtK, v)
-				want.HasRecallAtK = true
-			}
-		}
+		retrievalPerK(gold, ids, ks, &want)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("gold %q ids %q ks %v:\n got %+v\nwant %+v", gold, ids, ks, got, want)
 		}

@@ -63,6 +63,22 @@ func rankedIDs(e *stream.TraceEvent) []string {
 	return e.RetrievedIDs
 }
 
+// retrievalPerK fills RecallStrict, PrecisionAtK and RecallAtK of o k by
+// k, with the functions of those names: what retrievalAtKs stands in for,
+// on lists of any length.
+func retrievalPerK(gold, ids []string, ks []int, o *window.Observation) {
+	for i, k := range ks {
+		if RecallStrict(gold, ids, k) {
+			o.RecallStrict |= 1 << i
+		}
+		o.PrecisionAtK = append(o.PrecisionAtK, PrecisionAtK(gold, ids, k))
+		if r, ok := RecallAtK(gold, ids, k); ok {
+			o.RecallAtK = append(o.RecallAtK, r)
+			o.HasRecallAtK = true
+		}
+	}
+}
+
 // retrievalAtKs fills RecallStrict, PrecisionAtK and RecallAtK of o for
 // every k at once, with the counts RecallStrict, PrecisionAtK and
 // RecallAtK would make k by k: for each rank, whether its id is the first

@@ -675,16 +675,6 @@ func hostURL(addr string) string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
 func colourAllowed() bool {
 	if _, set := os.LookupEnv("NO_COLOR"); set {
 		return false

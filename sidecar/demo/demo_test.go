@@ -3,9 +3,11 @@ package demo
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"regexp"
 	"runtime"
@@ -18,11 +20,11 @@ import (
 
 	"github.com/shadoweval/shadoweval/sidecar"
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
-	"github.com/shadoweval/shadoweval/sidecar/internal/testtools"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 // syncBuffer collects output, safe to read while it is written.
-type syncBuffer = testtools.SyncBuffer
+type syncBuffer = testenv.SyncBuffer
 
 // finalValue returns the value of column col (0: precision, see
 // valueCols) of arm in the final table.
@@ -50,10 +52,30 @@ func finalPrecision(t *testing.T, out string, arm string) float64 {
 // want, and returns the last count.
 func settledGoroutines(want int) int {
 	n := runtime.NumGoroutine()
-	for deadline := time.Now().Add(5 * time.Second); n > want && time.Now().Before(deadline); n = runtime.NumGoroutine() {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.Until(5*time.Second, func() string {
+		if n = runtime.NumGoroutine(); n > want {
+			return "more goroutines"
+		}
+		return ""
+	})
 	return n
+}
+
+// waitOutput waits until the output of the Run that reports on done holds
+// want; it fails when Run ends first or timeout passes.
+func waitOutput(t *testing.T, out *syncBuffer, done chan error, want string, timeout time.Duration) {
+	t.Helper()
+	testenv.Poll(t, timeout, fmt.Sprintf("%q in the output", want), func() string {
+		select {
+		case err := <-done:
+			t.Fatalf("Run ended before printing %q: %v\n%s", want, err, out.String())
+		default:
+		}
+		if !strings.Contains(out.String(), want) {
+			return "not yet; output:\n" + out.String()
+		}
+		return ""
+	})
 }
 
 func TestRunDegradesCanary(t *testing.T) {
@@ -155,17 +177,7 @@ func TestRunVerdictSequence(t *testing.T) {
 			Logger: slog.New(slog.DiscardHandler)})
 	}()
 	told := "▶ the story is told"
-	for deadline := time.Now().Add(120 * time.Second); !strings.Contains(out.String(), told); {
-		select {
-		case err := <-done:
-			t.Fatalf("Run ended before the story was told: %v\n%s", err, out.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q within 120 s:\n%s", told, out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitOutput(t, out, done, told, 120*time.Second)
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
@@ -287,21 +299,22 @@ func TestRunStopsOnCancel(t *testing.T) {
 	}()
 	// cancel once the traffic runs (the sidecar may take a while to start
 	// on a busy machine)
-	for deadline := time.Now().Add(15 * time.Second); !strings.Contains(out.String(), "Running until Ctrl-C"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the demo did not start within 15 s:\n%s", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	waitOutput(t, out, done, "Running until Ctrl-C", 15*time.Second)
+	// ... and the sidecar has applied events of the canary (its window
+	// answers 404 until then)
+	window := regexp.MustCompile(`window +(http://\S+)`).FindStringSubmatch(out.String())
+	if window == nil {
+		t.Fatalf("no window URL in the output:\n%s", out.String())
 	}
-	time.Sleep(300 * time.Millisecond)
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run after cancel: %v", err)
+	testenv.Poll(t, 15*time.Second, "events in "+window[1], func() string {
+		if code, _, body := testenv.Fetch(t, 15*time.Second, http.MethodGet, window[1], nil, "", ""); code != http.StatusOK {
+			return fmt.Sprintf("%d %s", code, body)
 		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("Run did not stop within 15 s of its context ending")
+		return ""
+	})
+	cancel()
+	if err := testenv.Receive(t, done, 15*time.Second, "Run to stop after its context ended"); err != nil {
+		t.Fatalf("Run after cancel: %v", err)
 	}
 	if entries, _ := os.ReadDir(tmp); len(entries) > 0 {
 		t.Errorf("left behind in the temp dir: %v", entries)

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/internal/cmdutil"
 	"github.com/shadoweval/shadoweval/sidecar"
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
 	"github.com/shadoweval/shadoweval/sidecar/gates"
@@ -30,7 +31,7 @@ type printer struct {
 }
 
 func newPrinter(w io.Writer, gates []config.Gate) *printer {
-	return &printer{w: w, colour: isTerminal(w) && colourAllowed(), gates: gates}
+	return &printer{w: w, colour: cmdutil.IsTerminal(w) && colourAllowed(), gates: gates}
 }
 
 func (p *printer) printf(format string, args ...any) {

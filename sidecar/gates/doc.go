@@ -5,6 +5,10 @@
 //
 // # Judging one gate for one arm
 //
+// A gate's kind (config.GateKinds: threshold, or compare_to when it names
+// a compare_to arm) picks its judge in kinds; each kind is a file of its
+// own that also writes the gate as a Prometheus expression (PromQLOf).
+//
 // Each evaluation judges every (gate, arm) pair once, at the time given to
 // Evaluate, and gets one of three outcomes: pass, broken or inconclusive.
 //

@@ -16,100 +16,6 @@ import (
 	"github.com/shadoweval/shadoweval/window"
 )
 
-// State is the state of one gate for one arm.
-type State int
-
-// States of a gate (see the package documentation for the transitions).
-const (
-	Inconclusive State = iota
-	OK
-	Pending
-	Firing
-	Resolved
-)
-
-var stateNames = [...]string{"inconclusive", "ok", "pending", "firing", "resolved"}
-
-func (s State) String() string {
-	if s >= 0 && int(s) < len(stateNames) {
-		return stateNames[s]
-	}
-	return "state(" + strconv.Itoa(int(s)) + ")"
-}
-
-// MarshalText writes the state as its name.
-func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
-// UnmarshalText reads a state name.
-func (s *State) UnmarshalText(b []byte) error {
-	for i, n := range stateNames {
-		if n == string(b) {
-			*s = State(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("gates: unknown state %q", b)
-}
-
-// Verdict is the outcome of a gate or of an arm over a window.
-type Verdict string
-
-// Verdicts.
-const (
-	VerdictPass         Verdict = "pass"
-	VerdictFail         Verdict = "fail"
-	VerdictInconclusive Verdict = "inconclusive"
-)
-
-// verdictOf is a gate's own verdict in state s.
-func verdictOf(s State) Verdict {
-	switch s {
-	case Pending, Firing:
-		return VerdictFail
-	case OK, Resolved:
-		return VerdictPass
-	}
-	return VerdictInconclusive
-}
-
-// Result is the state of one gate for one arm after the last evaluation.
-type Result struct {
-	Gate      string `json:"gate"`
-	Metric    string `json:"metric"`
-	Op        string `json:"op"`
-	Window    string `json:"window"`
-	Severity  string `json:"severity"`
-	Arm       string `json:"arm"`
-	CompareTo string `json:"compare_to,omitempty"`
-	State     State  `json:"state"`
-	// Verdict is this gate's own verdict (fail while pending or firing).
-	Verdict Verdict `json:"verdict"`
-	// Value is the point value (arm − compare_to arm with compare_to); nil
-	// when there is none.
-	Value     *float64 `json:"value"`
-	Threshold float64  `json:"threshold"`
-	// Samples is the sample count of the metric (the smaller of the two
-	// arms' with compare_to).
-	Samples int64 `json:"samples"`
-	// Interval is the Wilson (Newcombe with compare_to) interval judged,
-	// when the gate has a confidence on a proportion.
-	Interval *[2]float64 `json:"interval,omitempty"`
-	// Since is when the gate entered State; ActiveAt when the current
-	// breakage was first seen (zero when not pending, firing or resolved).
-	Since    time.Time `json:"since,omitzero"`
-	ActiveAt time.Time `json:"active_at,omitzero"`
-	// Reason says in words why the gate is in its state.
-	Reason string `json:"reason"`
-}
-
-// Transition is a change of state of one gate for one arm, made by the
-// evaluation at At.
-type Transition struct {
-	Result
-	From State     `json:"from"`
-	At   time.Time `json:"at"`
-}
-
 // Source is what the engine reads: *window.Windows satisfies it.
 type Source interface {
 	Snapshot(arm, window, contentType string, now time.Time) (window.Snapshot, bool)
@@ -123,9 +29,10 @@ const DefaultMWConfidence = 0.95
 
 // Engine evaluates gates over a Source. Safe for concurrent use.
 type Engine struct {
-	gates []config.Gate
-	kinds []window.Kind // 0 for an unknown metric
-	src   Source
+	gates   []config.Gate
+	kinds   []gateKind    // by gate; nil for a kind without a judge
+	metrics []window.Kind // by gate; 0 for an unknown metric
+	src     Source
 
 	evalMu sync.Mutex // serialises Evaluate
 
@@ -151,11 +58,13 @@ func New(gates []config.Gate, src Source) *Engine {
 		src:    src,
 		states: map[stateKey]*gateState{},
 	}
-	e.kinds = make([]window.Kind, len(e.gates))
+	e.kinds = make([]gateKind, len(e.gates))
+	e.metrics = make([]window.Kind, len(e.gates))
 	for i := range e.gates {
 		g := &e.gates[i]
 		g.Arms = slices.Clone(g.Arms)
-		e.kinds[i] = window.KindOf(g.Metric)
+		e.kinds[i] = kinds[g.Kind()]
+		e.metrics[i] = window.KindOf(g.Metric)
 	}
 	return e
 }
@@ -194,8 +103,9 @@ func (e *Engine) DefaultWindow() string {
 	return "5m"
 }
 
-// armsFor lists the arms gate g applies to, given the arms the source knows.
-func armsFor(g *config.Gate, known []string) []string {
+// armsFor lists the arms gate g of kind k applies to, given the arms the
+// source knows.
+func armsFor(g *config.Gate, k gateKind, known []string) []string {
 	var arms []string
 	if len(g.Arms) > 0 {
 		arms = slices.Clone(g.Arms)
@@ -206,8 +116,8 @@ func armsFor(g *config.Gate, known []string) []string {
 			}
 		}
 	}
-	if g.CompareTo != "" {
-		arms = slices.DeleteFunc(arms, func(a string) bool { return a == g.CompareTo })
+	if k != nil {
+		arms = slices.DeleteFunc(arms, func(a string) bool { return k.skips(g, a) })
 	}
 	return arms
 }
@@ -276,7 +186,7 @@ func (e *Engine) Evaluate(now time.Time) []Transition {
 	var all []judged
 	for gi := range e.gates {
 		g := &e.gates[gi]
-		arms := armsFor(g, known)
+		arms := armsFor(g, e.kinds[gi], known)
 		slices.Sort(arms)
 		for _, arm := range arms {
 			all = append(all, judged{stateKey{gi, arm}, e.judge(gi, arm, cache)})
@@ -354,74 +264,25 @@ func (s *gateState) step(j judgement, forDur time.Duration, now time.Time) (from
 	return from, changed
 }
 
-// judge evaluates gate gi for arm.
+// judge evaluates gate gi for arm with the judge of its kind, once the
+// arm's value of the metric is usable (inconclusive with the reason when
+// it is not).
 func (e *Engine) judge(gi int, arm string, c *evalCache) judgement {
 	g := &e.gates[gi]
-	kind := e.kinds[gi]
-	minN := int64(max(g.MinSamples, 1))
+	k := e.kinds[gi]
+	if k == nil {
+		return judgement{reason: fmt.Sprintf("no judge for gate kind %q", g.Kind())}
+	}
 	v, j, ok := metricOf(c, arm, g.Window, g.Metric)
 	if !ok {
 		return j
 	}
-	if g.CompareTo == "" {
-		if v.Samples < minN {
-			return judgement{samples: v.Samples, value: ptr(v.Value),
-				reason: fmt.Sprintf("%d samples < min_samples %d", v.Samples, minN)}
-		}
-		j := judgement{value: ptr(v.Value), samples: v.Samples}
-		if g.Confidence > 0 && g.Confidence < 1 && kind == window.Proportion && v.Den > 0 {
-			lo, hi := Wilson(v.Num, v.Den, g.Confidence)
-			j.interval = &[2]float64{lo, hi}
-			j.out, j.reason = judgeInterval(g, lo, hi, fmt.Sprintf("%s %s, Wilson %s", g.Metric, fmtF(v.Value), pct(g.Confidence)))
-			return j
-		}
-		j.out, j.reason = judgePoint(g, g.Metric, v.Value)
-		return j
-	}
-
-	ref, jr, ok := metricOf(c, g.CompareTo, g.Window, g.Metric)
-	if !ok {
-		return jr
-	}
-	samples := min(v.Samples, ref.Samples)
-	diff := v.Value - ref.Value
-	j = judgement{value: ptr(diff), samples: samples}
-	name := fmt.Sprintf("%s %s − %s", g.Metric, arm, g.CompareTo)
-	if samples < minN {
-		j.reason = fmt.Sprintf("samples %s %d, %s %d: fewer than min_samples %d", arm, v.Samples, g.CompareTo, ref.Samples, minN)
-		return j
-	}
-	switch {
-	case kind == window.Proportion && g.Confidence > 0 && g.Confidence < 1 && v.Den > 0 && ref.Den > 0:
-		lo, hi := Newcombe(v.Num, v.Den, ref.Num, ref.Den, g.Confidence)
-		j.interval = &[2]float64{lo, hi}
-		j.out, j.reason = judgeInterval(g, lo, hi, fmt.Sprintf("%s %s, Newcombe %s", name, fmtF(diff), pct(g.Confidence)))
-	case kind == window.Quantile && (g.Metric == "delta_s_median" || g.Metric == "delta_s_p90"):
-		j.out, j.reason = judgePoint(g, name, diff)
-		if j.out == outPass {
-			return j
-		}
-		conf := g.Confidence
-		if !(conf > 0 && conf < 1) {
-			conf = DefaultMWConfidence
-		}
-		mw := MannWhitney(c.deltaS(arm, g.Window), c.deltaS(g.CompareTo, g.Window))
-		failDir := 1 // arm larger is worse for < and <=
-		if g.Op == ">=" || g.Op == ">" {
-			failDir = -1
-		}
-		test := fmt.Sprintf("Mann-Whitney U=%s z=%.3f p=%.3g (n %g vs %g)", fmtF(mw.U), mw.Z, mw.P, mw.NX, mw.NY)
-		if mw.Direction == failDir && mw.P < 1-conf {
-			j.reason += "; " + test + ": significant at " + pct(conf)
-		} else {
-			j.out = outInconclusive
-			j.reason += "; " + test + ": not significant at " + pct(conf) + " in the failing direction"
-		}
-	default:
-		j.out, j.reason = judgePoint(g, name, diff)
-	}
-	return j
+	return k.judge(g, e.metrics[gi], arm, v, c)
 }
+
+// minSamples is the sample count below which gate g is inconclusive: a
+// value from no sample never passes, even with min_samples 0.
+func minSamples(g *config.Gate) int64 { return int64(max(g.MinSamples, 1)) }
 
 // metricOf reads metric of arm over win; when it is not usable it says why
 // in an inconclusive judgement.

@@ -400,12 +400,18 @@ func TestCompareToDeltaS(t *testing.T) {
 		return g
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	t.Run("shifted", func(t *testing.T) {
+	// uniform is windows with 300 events on each arm, ΔS uniform over
+	// [liveLo, liveLo+0.3) on live and [canaryLo, canaryLo+0.3) on canary.
+	uniform := func(t *testing.T, liveLo, canaryLo float64) *window.Windows {
 		w := newWindows(t)
 		for i := 0; i < 300; i++ {
-			addShipped(t, w, "live", 0.1+0.3*rng.Float64(), t0)
-			addShipped(t, w, "canary", 0.2+0.3*rng.Float64(), t0)
+			addShipped(t, w, "live", liveLo+0.3*rng.Float64(), t0)
+			addShipped(t, w, "canary", canaryLo+0.3*rng.Float64(), t0)
 		}
+		return w
+	}
+	t.Run("shifted", func(t *testing.T) {
+		w := uniform(t, 0.1, 0.2)
 		e := New([]config.Gate{mk("tight", 0.05), mk("loose", 0.2)}, w)
 		e.Evaluate(t0)
 		rs := e.Results("canary", "5m")
@@ -443,11 +449,7 @@ func TestCompareToDeltaS(t *testing.T) {
 		// Canary significantly better but the gate asks ΔS to go down by
 		// 0.3: the point difference fails and the test is in the passing
 		// direction: inconclusive, not broken.
-		w := newWindows(t)
-		for i := 0; i < 300; i++ {
-			addShipped(t, w, "live", 0.3+0.3*rng.Float64(), t0)
-			addShipped(t, w, "canary", 0.2+0.3*rng.Float64(), t0)
-		}
+		w := uniform(t, 0.3, 0.2)
 		e := New([]config.Gate{mk("improve", -0.3)}, w)
 		e.Evaluate(t0)
 		if r := e.Results("canary", "5m")[0]; r.State != Inconclusive {
@@ -456,11 +458,7 @@ func TestCompareToDeltaS(t *testing.T) {
 	})
 	t.Run("higher is better", func(t *testing.T) {
 		// A `>=` gate on a ΔS difference fails in the other direction.
-		w := newWindows(t)
-		for i := 0; i < 300; i++ {
-			addShipped(t, w, "live", 0.3+0.3*rng.Float64(), t0)
-			addShipped(t, w, "canary", 0.2+0.3*rng.Float64(), t0)
-		}
+		w := uniform(t, 0.3, 0.2)
 		g := mk("ge", 0)
 		g.Op = ">="
 		e := New([]config.Gate{g}, w)

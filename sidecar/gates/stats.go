@@ -144,16 +144,19 @@ func SketchBins(s *ddsketch.DDSketch) []Bin {
 		}
 		return false
 	})
-	slices.SortFunc(bins, func(a, b Bin) int {
-		switch {
-		case a.Value < b.Value:
-			return -1
-		case a.Value > b.Value:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(bins, func(a, b Bin) int { return byValue(a.Value, b.Value) })
 	return bins
+}
+
+// byValue orders values by < and >: -1, 1, or 0 when neither holds.
+func byValue(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // MWResult is the outcome of a Mann-Whitney U test of sample x against
@@ -207,15 +210,7 @@ func MannWhitney(x, y []Bin) MWResult {
 	if r.NX == 0 || r.NY == 0 {
 		return r
 	}
-	slices.SortFunc(gs, func(a, b group) int {
-		switch {
-		case a.v < b.v:
-			return -1
-		case a.v > b.v:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(gs, func(a, b group) int { return byValue(a.v, b.v) })
 	var rankX, ties, below float64
 	for i := 0; i < len(gs); {
 		g := gs[i]

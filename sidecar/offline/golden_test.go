@@ -144,6 +144,7 @@ func agreementArgs(t *testing.T, dir string) ([]string, AgreementOptions) {
 			args = append(args, "--"+strings.TrimSuffix(f.name, ".jsonl"), f.name)
 		}
 	}
+	gates := map[string]*float64{"--pa_gate": &opt.PAGate, "--kappa_gate": &opt.KappaGate, "--abstain_gate": &opt.AbstainGate}
 	b, _ := readOptional(t, filepath.Join(dir, "args"))
 	for _, line := range strings.Fields(string(b)) {
 		name, val, ok := strings.Cut(line, "=")
@@ -154,16 +155,11 @@ func agreementArgs(t *testing.T, dir string) ([]string, AgreementOptions) {
 		if err != nil {
 			t.Fatalf("args %q: %v", line, err)
 		}
-		switch name {
-		case "--pa_gate":
-			opt.PAGate = x
-		case "--kappa_gate":
-			opt.KappaGate = x
-		case "--abstain_gate":
-			opt.AbstainGate = x
-		default:
+		dst, known := gates[name]
+		if !known {
 			t.Fatalf("unknown arg %q", name)
 		}
+		*dst = x
 		args = append(args, line)
 	}
 	return args, opt

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 // knownAnalyses are hand-made states whose drawings are worked out below:
@@ -74,7 +75,7 @@ func TestAnalysesLeadThePage(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("GET / = %d", code)
 	}
-	main := between(body, `<main id="live">`, "</main>")
+	main := testenv.Between(body, `<main id="live">`, "</main>")
 	running := strings.Index(main, `<section class="analysis verdict-fail" aria-labelledby="analysis-0">`)
 	ended := strings.Index(main, `<details class="analysis verdict-pass" id="analysis-ended-k0">`)
 	arms := strings.Index(main, `<h2 id="arm-0">live`)
@@ -283,7 +284,7 @@ func TestAnalysisListOfManager(t *testing.T) {
 		}
 	}
 	// every check of c1 has its row
-	c1 := between(body, `aria-labelledby="analysis-0"`, "</section>")
+	c1 := testenv.Between(body, `aria-labelledby="analysis-0"`, "</section>")
 	if n := strings.Count(c1, `<tr class="check `); n != 12 {
 		t.Errorf("c1 has %d check rows, want the 12 of the canary set", n)
 	}

@@ -3,80 +3,44 @@
 package statuspage_test
 
 import (
-	"context"
-	"errors"
-	"log/slog"
+	"bytes"
+	"fmt"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/shadoweval/shadoweval/config"
-	"github.com/shadoweval/shadoweval/sidecar"
+	"github.com/shadoweval/shadoweval/sidecar/gates"
 	"github.com/shadoweval/shadoweval/sidecar/statuspage"
 	"github.com/shadoweval/shadoweval/stream/gen"
+	"github.com/shadoweval/shadoweval/testenv"
+	"github.com/shadoweval/shadoweval/testenv/apptest"
 )
-
-// appSource is the statuspage.Source of a running App: the adapter the
-// sidecar mounts (all content types together).
-type appSource struct {
-	app *sidecar.App
-	now func() time.Time
-}
-
-func (s appSource) Arms() []string { return s.app.Windows().Arms() }
-
-func (s appSource) Windows() []string {
-	var names []string
-	for _, sp := range s.app.Windows().Specs() {
-		names = append(names, sp.Name)
-	}
-	return names
-}
-
-func (s appSource) Report(arm, window string) (map[string]statuspage.Value, map[string]int64, bool) {
-	rep, ok := s.app.Report(arm, window, "", s.now())
-	if !ok {
-		return nil, nil, false
-	}
-	m := make(map[string]statuspage.Value, len(rep.Metrics))
-	for name, v := range rep.Metrics {
-		sv := statuspage.Value{Samples: v.Samples}
-		if v.Value != nil {
-			sv.Value, sv.Valid = *v.Value, true
-		}
-		m[name] = sv
-	}
-	return m, rep.Events, true
-}
 
 // pointGates stands in for the gate engine (another package's work): it
 // judges a few shipped gates on the point value of the App's windows, with
 // no `for` and no history: ok, firing, or inconclusive below minSamples.
 type pointGates struct {
 	src   statuspage.Source
-	gates []statuspage.GateState
+	gates []gates.Result
 }
 
 const minSamples = 50
 
-func (g pointGates) GateStates(arm string) []statuspage.GateState {
-	var out []statuspage.GateState
+func (g pointGates) GateStates(arm string) []gates.Result {
+	var out []gates.Result
 	for _, gate := range g.gates {
 		m, _, ok := g.src.Report(arm, gate.Window)
 		v := m[gate.Metric]
 		gate.Samples = v.Samples
 		switch {
 		case !ok || !v.Valid || v.Samples < minSamples:
-			gate.State = "inconclusive"
+			gate.State = gates.Inconclusive
 		case gate.Op == ">=" && v.Value >= gate.Threshold, gate.Op == "<=" && v.Value <= gate.Threshold:
-			gate.State = "ok"
+			gate.State = gates.OK
 		default:
-			gate.State = "firing"
+			gate.State = gates.Firing
 		}
 		if v.Valid {
 			x := v.Value
@@ -87,99 +51,52 @@ func (g pointGates) GateStates(arm string) []statuspage.GateState {
 	return out
 }
 
-type clock struct{ ns atomic.Int64 }
-
-func (c *clock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *clock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
-
 // TestBrowserRealApp runs the whole sidecar (embedded NATS, generated gold
 // set), publishes 3 minutes of fake-clock traffic for live and canary with
 // the canary degrading half-way, records the history as the sidecar's
 // ticker would, and has Chromium load the status page over the App's own
 // windows.
 func TestBrowserRealApp(t *testing.T) {
-	chromium(t)
-	dir := t.TempDir()
-	goldPath := filepath.Join(dir, "gold.jsonl")
+	testenv.Chromium(t)
 	genOpt := gen.Options{Seed: 11, Items: 3000, Awkward: 0.02}
-	f, err := os.Create(goldPath)
-	if err != nil {
+	var gold bytes.Buffer
+	if err := gen.WriteGold(&gold, genOpt); err != nil {
 		t.Fatal(err)
 	}
-	if err := errors.Join(gen.WriteGold(f, genOpt), f.Close()); err != nil {
-		t.Fatal(err)
-	}
+	a := apptest.Start(t, apptest.Options{Embedded: true, GoldData: gold.Bytes(),
+		Configure: func(cfg *config.Config) { cfg.Lambda.MinRuns = 3 }})
+	app, clk := a.Sidecar, a.Clock
 
-	clk := &clock{}
-	clk.ns.Store(time.Date(2031, 3, 4, 5, 6, 0, 0, time.UTC).UnixNano())
-	cfg := config.Default()
-	cfg.NATS.URL = ""
-	cfg.NATS.StoreDir = filepath.Join(dir, "nats")
-	cfg.Gold.File = goldPath
-	cfg.HTTP.Listen = "127.0.0.1:0"
-	cfg.Lambda.MinRuns = 3
-	app, err := sidecar.New(sidecar.Options{Config: &cfg, Logger: slog.New(slog.DiscardHandler), Now: clk.Now, GoldWatchInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	if err := app.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer scancel()
-		if err := app.Stop(sctx); err != nil {
-			t.Errorf("stop: %v", err)
-		}
-	}()
-	nc, err := nats.Connect(app.NATSURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-
-	src := appSource{app: app, now: clk.Now}
+	src := app.StatusSource() // as the App mounts it: its now is clk.Now
 	hist := statuspage.NewHistory(60)
 	for _, sp := range app.Windows().Specs() {
 		hist.SetResolution(sp.Name, sp.Resolution)
 	}
-	traffic := genOpt
-	traffic.Quality, traffic.Arms, traffic.Now = 0.95, []string{"live", "canary"}, clk.Now
-	traces := gen.NewTraceSource(traffic)
-	sent := map[string]int64{}
+	arms := []string{"live", "canary"}
+	opt := genOpt
+	opt.Quality, opt.Arms = 0.95, arms
+	traffic := a.Traffic(opt)
 	const batches, perBatch = 18, 40 // 3 min of the fake clock, 10 s a batch
 	for b := range batches {
 		if b == batches/2 {
-			traces.SetQuality("canary", 0.4)
+			traffic.SetQuality("canary", 0.4)
 		}
-		for range perBatch {
-			for _, arm := range traffic.Arms {
-				if err := nc.Publish("rag.trace."+arm, traces.NextFor(arm)); err != nil {
-					t.Fatal(err)
-				}
-				sent[arm]++
-			}
-		}
-		if err := nc.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		waitApplied(t, src, sent)
+		traffic.Send(perBatch, arms...)
+		waitApplied(a, src, traffic.SentAll())
 		hist.Collect(clk.Now(), src) // the sidecar's ticker, every resolution
 		clk.Advance(10 * time.Second)
 	}
 
-	gates := pointGates{src: src, gates: []statuspage.GateState{
-		{Name: "precision_floor", Metric: "precision", Op: ">=", Threshold: 0.80, Window: "5m", Severity: "page"},
-		{Name: "chr_floor", Metric: "chr", Op: ">=", Threshold: 0.75, Window: "5m", Severity: "page"},
-		{Name: "under_refusal_ceiling", Metric: "under_refusal", Op: "<=", Threshold: 0.05, Window: "5m", Severity: "page"},
-		{Name: "kappa_floor", Metric: "kappa", Op: ">=", Threshold: 0.75, Window: "5m", Severity: "ticket"},
+	gates := pointGates{src: src, gates: []gates.Result{
+		{Gate: "precision_floor", Metric: "precision", Op: ">=", Threshold: 0.80, Window: "5m", Severity: "page"},
+		{Gate: "chr_floor", Metric: "chr", Op: ">=", Threshold: 0.75, Window: "5m", Severity: "page"},
+		{Gate: "under_refusal_ceiling", Metric: "under_refusal", Op: "<=", Threshold: 0.05, Window: "5m", Severity: "page"},
+		{Gate: "kappa_floor", Metric: "kappa", Op: ">=", Threshold: 0.75, Window: "5m", Severity: "ticket"},
 	}}
 	for _, g := range gates.GateStates("canary") {
-		t.Logf("canary %s: %s (%v, %d samples)", g.Name, g.State, deref(g.Value), g.Samples)
+		t.Logf("canary %s: %s (%v, %d samples)", g.Gate, g.State, deref(g.Value), g.Samples)
 	}
-	if g := gates.GateStates("canary")[0]; g.State != "firing" {
+	if g := gates.GateStates("canary")[0]; g.State.String() != "firing" {
 		t.Fatalf("the degraded canary's precision gate is %s, not firing: the traffic did not degrade it", g.State)
 	}
 
@@ -197,12 +114,9 @@ func TestBrowserRealApp(t *testing.T) {
 }
 
 // waitApplied waits until the App has counted every event sent per arm.
-func waitApplied(t *testing.T, src appSource, sent map[string]int64) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		done := true
-		var got map[string]int64
+func waitApplied(a *apptest.App, src statuspage.Source, sent map[string]int64) {
+	a.T.Helper()
+	a.Poll(fmt.Sprintf("the App to apply the events sent (%v)", sent), func() string {
 		for arm, n := range sent {
 			_, ev, _ := src.Report(arm, "5m")
 			var sum int64
@@ -210,17 +124,11 @@ func waitApplied(t *testing.T, src appSource, sent map[string]int64) {
 				sum += c
 			}
 			if sum < n {
-				done, got = false, ev
+				return fmt.Sprintf("arm %s: %v", arm, ev)
 			}
 		}
-		if done {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the App has not applied the events sent (%v) after 20 s: %v", sent, got)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return ""
+	})
 }
 
 func deref(p *float64) any {

@@ -32,27 +32,8 @@ import (
 	"time"
 
 	"github.com/shadoweval/shadoweval/sidecar/statuspage"
-
-	"github.com/shadoweval/shadoweval/sidecar/internal/testtools"
+	"github.com/shadoweval/shadoweval/testenv"
 )
-
-// chromium returns the browser to run, or skips (fails under CI).
-func chromium(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if testtools.InCI() {
-		t.Fatal("chromium not found and CI is set: the browser test must run in CI (make deps installs it: apt-get install chromium)")
-	}
-	t.Skip("chromium not found: skipping the browser test (install it with `apt-get install chromium` or `make deps`; under CI=true this is a failure)")
-	return ""
-}
 
 var update = flag.Bool("update", false, "rewrite testdata/status-analyses.png from the screenshot")
 
@@ -82,7 +63,7 @@ func browse(t *testing.T, url, name string) (dom, shot string) {
 // browseSized is browse with a window of w×h CSS px.
 func browseSized(t *testing.T, url, name string, w, h int) (dom, shot string) {
 	t.Helper()
-	bin := chromium(t)
+	bin := testenv.Chromium(t)
 	shot = filepath.Join(artifactDir(t), name+".png")
 	os.Remove(shot)
 	profile := t.TempDir()
@@ -110,20 +91,13 @@ func browseSized(t *testing.T, url, name string, w, h int) (dom, shot string) {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // stray helpers of our group
 	}
 	if err != nil {
-		t.Fatalf("chromium: %v (after %s)\nstderr:\n%s", err, time.Since(start).Round(time.Millisecond), tail(stderr.String(), 3000))
+		t.Fatalf("chromium: %v (after %s)\nstderr:\n%s", err, time.Since(start).Round(time.Millisecond), testenv.Tail(stderr.String(), 3000))
 	}
 	t.Logf("chromium ran in %s; screenshot: %s", time.Since(start).Round(time.Millisecond), shot)
 	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
-		t.Errorf("screenshot %s missing or empty (%v)\nstderr:\n%s", shot, err, tail(stderr.String(), 3000))
+		t.Errorf("screenshot %s missing or empty (%v)\nstderr:\n%s", shot, err, testenv.Tail(stderr.String(), 3000))
 	}
 	return stdout.String(), shot
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
 }
 
 // countFragments wraps h, counting GET /fragment and calling before first.
@@ -146,7 +120,7 @@ func checkDOM(t *testing.T, dom string, arms []string, firingGate string, fragme
 		t.Error("the page never fetched /fragment")
 	}
 	if !strings.Contains(dom, `<main id="live">`) {
-		t.Fatalf("no live container in the DOM:\n%s", tail(dom, 2000))
+		t.Fatalf("no live container in the DOM:\n%s", testenv.Tail(dom, 2000))
 	}
 	for i, arm := range arms {
 		if !regexp.MustCompile(`<h2 id="arm-` + string(rune('0'+i)) + `">` + regexp.QuoteMeta(arm) + `\b`).MatchString(dom) {
@@ -158,7 +132,7 @@ func checkDOM(t *testing.T, dom string, arms []string, firingGate string, fragme
 		t.Errorf("no firing badge for gate %s after the refresh", firingGate)
 	}
 	if !strings.Contains(dom, `id="refresh-note" role="status">Updates every 5 s.</p>`) {
-		t.Errorf("the script did not run or its refresh failed: %s", between(dom, `id="refresh-note"`, "</p>"))
+		t.Errorf("the script did not run or its refresh failed: %s", testenv.Between(dom, `id="refresh-note"`, "</p>"))
 	}
 	if strings.Contains(dom, `<main id="live" data-stale`) {
 		t.Error("the refresh failed: content marked stale")
@@ -173,22 +147,10 @@ func checkDOM(t *testing.T, dom string, arms []string, firingGate string, fragme
 	}
 }
 
-func between(s, a, b string) string {
-	i := strings.Index(s, a)
-	if i < 0 {
-		return ""
-	}
-	s = s[i+len(a):]
-	if j := strings.Index(s, b); j >= 0 {
-		return s[:j]
-	}
-	return s
-}
-
 // TestBrowserFakeSources: the page with fake sources; the fragment served
 // to the script carries a scored count the first page did not have.
 func TestBrowserFakeSources(t *testing.T) {
-	chromium(t)
+	testenv.Chromium(t)
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	src := statuspage.NewFakeSource()
 	hist := statuspage.NewHistory(60)
@@ -206,7 +168,7 @@ func TestBrowserFakeSources(t *testing.T) {
 // traffic leads with the running ones, the failing canary first, and
 // shows it on screen.
 func TestBrowserAnalyses(t *testing.T) {
-	chromium(t)
+	testenv.Chromium(t)
 	m, now := statuspage.SimulatedAnalyses(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	src := statuspage.NewFakeSource()
 	hist := statuspage.NewHistory(60)
@@ -224,7 +186,7 @@ func TestBrowserAnalyses(t *testing.T) {
 		`<details class="analysis verdict-inconclusive" id="analysis-ended-c0">`,
 		`<tr class="check check-no_data"><th scope="row">kappa<span class="reason">no sample of kappa in either arm</span></th>`)
 	// the failing analysis is the first thing in the live part
-	main := between(dom, `<main id="live">`, "</main>")
+	main := testenv.Between(dom, `<main id="live">`, "</main>")
 	first := regexp.MustCompile(`<(section|details)\b[^>]*>`).FindString(main)
 	if first != `<section class="analysis verdict-fail" aria-labelledby="analysis-0">` {
 		t.Errorf("first section of the page: %s", first)

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shadoweval/shadoweval/sidecar/gates"
 )
 
 // fakeSource is a Source with two windows and whatever arms it is given;
@@ -74,22 +76,22 @@ func (f *fakeSource) SetScored(arm string, n int64) {
 	f.events[arm]["scored"] = n
 }
 
-type fakeGates map[string][]GateState
+type fakeGates map[string][]gates.Result
 
-func (g fakeGates) GateStates(arm string) []GateState { return g[arm] }
+func (g fakeGates) GateStates(arm string) []gates.Result { return g[arm] }
 
 func ptr(x float64) *float64 { return &x }
 
 func newFakeGates() fakeGates {
 	return fakeGates{
 		"canary": {
-			{Name: "precision_floor", Metric: "precision", Op: ">=", Threshold: 0.8, Window: "5m", Severity: "page", State: "firing", Value: ptr(0.71), Samples: 812, Reason: "precision 0.71 < 0.8 for 5m"},
-			{Name: "chr_floor", Metric: "chr", Op: ">=", Threshold: 0.75, Window: "5m", Severity: "ticket", State: "ok", Value: ptr(0.88), Samples: 812},
-			{Name: "recall5_vs_live", Metric: "recall_at_5", CompareTo: "live", Op: ">=", Threshold: -0.02, Window: "5m", State: "inconclusive", Samples: 0},
-			{Name: "delta_s_p90", Metric: "delta_s_p90", Op: "<=", Threshold: 0.55, Window: "1h", State: "pending", Value: ptr(0.6), Samples: 650},
+			{Gate: "precision_floor", Metric: "precision", Op: ">=", Threshold: 0.8, Window: "5m", Severity: "page", State: gates.Firing, Value: ptr(0.71), Samples: 812, Reason: "precision 0.71 < 0.8 for 5m"},
+			{Gate: "chr_floor", Metric: "chr", Op: ">=", Threshold: 0.75, Window: "5m", Severity: "ticket", State: gates.OK, Value: ptr(0.88), Samples: 812},
+			{Gate: "recall5_vs_live", Metric: "recall_at_5", CompareTo: "live", Op: ">=", Threshold: -0.02, Window: "5m", State: gates.Inconclusive, Samples: 0},
+			{Gate: "delta_s_p90", Metric: "delta_s_p90", Op: "<=", Threshold: 0.55, Window: "1h", State: gates.Pending, Value: ptr(0.6), Samples: 650},
 		},
 		"live": {
-			{Name: "precision_floor", Metric: "precision", Op: ">=", Threshold: 0.8, Window: "5m", Severity: "page", State: "resolved", Value: ptr(0.91), Samples: 812},
+			{Gate: "precision_floor", Metric: "precision", Op: ">=", Threshold: 0.8, Window: "5m", Severity: "page", State: gates.Resolved, Value: ptr(0.91), Samples: 812},
 		},
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shadoweval/shadoweval/sidecar/gates"
 	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
 )
@@ -27,22 +28,11 @@ type Source interface {
 	Report(arm, window string) (metrics map[string]Value, events map[string]int64, ok bool)
 }
 
-// GateSource gives the gate states of an arm, every window.
+// GateSource gives the gate engine's results of an arm, every window. The
+// page shows each gate's state, value (arm − CompareTo with CompareTo),
+// threshold, samples and, when set, its reason.
 type GateSource interface {
-	GateStates(arm string) []GateState
-}
-
-// GateState is one gate of one arm, as the gate engine last judged it.
-// State is inconclusive, ok, pending, firing or resolved. Value is nil when
-// there is none; with CompareTo it is arm − CompareTo. Reason, optional, is
-// shown under the gate.
-type GateState struct {
-	Name, Metric, Op, Window, Severity, State string
-	Value                                     *float64
-	Threshold                                 float64
-	Samples                                   int64
-	CompareTo                                 string
-	Reason                                    string
+	GateStates(arm string) []gates.Result
 }
 
 // RefreshInterval is how often the page fetches /fragment; NoScriptRefresh
@@ -152,7 +142,7 @@ type (
 		Known bool
 	}
 	gateView struct {
-		GateState
+		gates.Result
 		Badge     string // CSS class suffix: a known state or "unknown"
 		Meta      string // "window 5m · page"
 		ValueText string
@@ -198,7 +188,7 @@ func (h *handler) armView(i int, arm, win string, now time.Time) armView {
 	if h.gates != nil {
 		counts := map[string]int{}
 		for _, g := range h.gates.GateStates(arm) {
-			gv := gateView{GateState: g, Badge: badgeClass(g.State), ValueText: "—", Need: opText(g.Op) + " " + fmtNum(g.Threshold)}
+			gv := gateView{Result: g, Badge: badgeClass(g.State.String()), ValueText: "—", Need: opText(g.Op) + " " + fmtNum(g.Threshold)}
 			if g.Value != nil {
 				gv.ValueText = fmtNum(*g.Value)
 			}
@@ -283,15 +273,13 @@ func sortArms(arms []string) []string {
 }
 
 // orderMetrics lists the metrics in window.MetricNames order (the order of
-// SPEC §4), the cut-offs taken from the names present; names it does not
-// know come last, by name.
+// SPEC §4), the cut-offs taken from the per-k names present; names it does
+// not know come last, by name.
 func orderMetrics(metrics map[string]Value) []string {
 	var ks []int
 	for name := range metrics {
-		if rest, ok := strings.CutPrefix(name, "recall_at_"); ok {
-			if k, err := strconv.Atoi(rest); err == nil {
-				ks = append(ks, k)
-			}
+		if s, ok := window.Lookup(name); ok && s.Row.Over == window.PerK {
+			ks = append(ks, s.K)
 		}
 	}
 	slices.Sort(ks)
@@ -500,7 +488,7 @@ const pageHTML = `{{define "page"}}<!DOCTYPE html>
 <caption>Gates</caption>
 <thead><tr><th scope="col">Gate</th><th scope="col">State</th><th scope="col">Metric</th><th scope="col" class="num">Value</th><th scope="col">Threshold</th><th scope="col" class="num">Samples</th></tr></thead>
 <tbody>
-{{range .Gates}}<tr class="gate gate-{{.Badge}}"><th scope="row">{{.Name}}<span class="meta">{{.Meta}}</span>{{if .Reason}}<span class="reason">{{.Reason}}</span>{{end}}</th><td><span class="badge badge-{{.Badge}}">{{.State}}</span></td><td>{{.Metric}}{{if .CompareTo}} − {{.CompareTo}}{{end}}</td><td class="num">{{.ValueText}}</td><td>{{.Need}}</td><td class="num">{{.Samples}}</td></tr>
+{{range .Gates}}<tr class="gate gate-{{.Badge}}"><th scope="row">{{.Gate}}<span class="meta">{{.Meta}}</span>{{if .Reason}}<span class="reason">{{.Reason}}</span>{{end}}</th><td><span class="badge badge-{{.Badge}}">{{.State}}</span></td><td>{{.Metric}}{{if .CompareTo}} − {{.CompareTo}}{{end}}</td><td class="num">{{.ValueText}}</td><td>{{.Need}}</td><td class="num">{{.Samples}}</td></tr>
 {{end}}</tbody>
 </table>{{end}}
 <table class="metrics">

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 func get(t *testing.T, h http.Handler, target string) (int, http.Header, string) {
@@ -88,7 +90,7 @@ func TestPage(t *testing.T) {
 	}
 	// the window links, the current one marked
 	if !strings.Contains(body, `<a href="?window=5m" aria-current="page">5m</a> <a href="?window=1h">1h</a>`) {
-		t.Errorf("window nav:\n%s", between(body, "<nav", "</nav>"))
+		t.Errorf("window nav:\n%s", testenv.Between(body, "<nav", "</nav>"))
 	}
 	if !strings.Contains(body, `<noscript><meta http-equiv="refresh" content="15"></noscript>`) {
 		t.Error("no noscript refresh")
@@ -195,8 +197,8 @@ func (emptySource) Report(string, string) (map[string]Value, map[string]int64, b
 func TestCSPHashesMatchTheInlineCode(t *testing.T) {
 	h, _ := testHandler()
 	_, hdr, body := get(t, h, "/")
-	js := between(body, "<script>", "</script>")
-	css := between(body, "<style>", "</style>")
+	js := testenv.Between(body, "<script>", "</script>")
+	css := testenv.Between(body, "<style>", "</style>")
 	csp := hdr.Get("Content-Security-Policy")
 	if js != script || !strings.Contains(csp, hashSource(js)) {
 		t.Error("the inline script is not the one the CSP allows")
@@ -229,16 +231,4 @@ func row(body, metric string) string {
 		return ""
 	}
 	return body[i : i+strings.Index(body[i:], "</tr>")]
-}
-
-func between(s, a, b string) string {
-	i := strings.Index(s, a)
-	if i < 0 {
-		return ""
-	}
-	s = s[i+len(a):]
-	if j := strings.Index(s, b); j >= 0 {
-		return s[:j]
-	}
-	return s
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -152,13 +154,7 @@ func TestHistoryRun(t *testing.T) {
 		defer close(done)
 		h.Run(ctx, time.Millisecond, src, now)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(h.Series("canary", "1h", "chr")) < 3 {
-		if time.Now().After(deadline) {
-			t.Fatal("Run recorded fewer than 3 points in 10 s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testenv.Eventually(t, 10*time.Second, "Run to record 3 points", func() bool { return len(h.Series("canary", "1h", "chr")) >= 3 })
 	cancel()
 	<-done
 }

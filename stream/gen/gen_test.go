@@ -12,21 +12,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shadoweval/shadoweval/internal/pycompat"
 )
 
-func gold(t testing.TB, o Options) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	if err := WriteGold(&b, o); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
+func gold(t testing.TB, o Options) []byte   { return written(t, WriteGold, o) }
+func traces(t testing.TB, o Options) []byte { return written(t, WriteTraces, o) }
 
-func traces(t testing.TB, o Options) []byte {
+// written is what write (WriteGold, WriteTraces) writes for o.
+func written(t testing.TB, write func(io.Writer, Options) error, o Options) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := WriteTraces(&b, o); err != nil {
+	if err := write(&b, o); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -119,7 +116,7 @@ func parse(t *testing.T, g, tr []byte) (golds, trs []map[string]any) {
 	for _, data := range [][]byte{g, tr} {
 		for _, l := range bytes.Split(data, []byte("\n")) {
 			l = bytes.TrimSuffix(l, []byte("\r"))
-			if i := bytes.IndexByte(l, '\r'); i >= 0 && len(bytes.TrimFunc(l, pyIsSpace)) > 0 {
+			if i := bytes.IndexByte(l, '\r'); i >= 0 && len(bytes.TrimFunc(l, pycompat.IsSpace)) > 0 {
 				t.Fatalf("raw \\r inside a record line: %q", l)
 			}
 		}
@@ -284,7 +281,7 @@ func TestAwkwardRates(t *testing.T) {
 	}
 	blank := 0
 	pyLinesAll(tr, func(line []byte) {
-		if len(bytes.TrimFunc(line, pyIsSpace)) == 0 {
+		if len(bytes.TrimFunc(line, pycompat.IsSpace)) == 0 {
 			blank++
 		}
 	})
@@ -318,7 +315,7 @@ func judge(g, tr map[string]any) outcome {
 		aj, _ = tr["answer_json"].(map[string]any)
 	}
 	claim, _ := aj["claim"].(string)
-	claim = strings.TrimFunc(claim, pyIsSpace)
+	claim = strings.TrimFunc(claim, pycompat.IsSpace)
 	o.shipped = strings.ToLower(claim) != refusalToken
 	subs, hasSubs := g["gold_claim_substr"].([]any)
 	for _, s := range subs {

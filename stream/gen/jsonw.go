@@ -2,7 +2,10 @@ package gen
 
 import (
 	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/shadoweval/shadoweval/internal/pycompat"
 )
 
 // jw appends one JSON line to b. Its style knobs produce JSON that is valid
@@ -164,36 +167,21 @@ func (w *jw) appendBody(b []byte, s string) []byte {
 			continue
 		}
 		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\', '/':
-			b = append(b, '\\', c)
+		switch e := pycompat.ShortEscape(c); {
+		case e != 0:
+			b = append(b, '\\', e)
 			i++
-		case '\n':
-			b = append(b, '\\', 'n')
+		case c == '/': // here only with escSlash
+			b = append(b, '\\', '/')
 			i++
-		case '\r':
-			b = append(b, '\\', 'r')
-			i++
-		case '\t':
-			b = append(b, '\\', 't')
-			i++
-		case '\b':
-			b = append(b, '\\', 'b')
-			i++
-		case '\f':
-			b = append(b, '\\', 'f')
+		case c < 0x20:
+			b = w.appendU(b, rune(c))
 			i++
 		default:
-			if c < 0x20 {
-				b = w.appendU(b, rune(c))
-				i++
-				break
-			}
 			r, size := utf8.DecodeRuneInString(s[i:])
 			if r >= 0x10000 {
-				r -= 0x10000
-				b = w.appendU(b, 0xd800|(r>>10)&0x3ff)
-				b = w.appendU(b, 0xdc00|r&0x3ff)
+				r1, r2 := utf16.EncodeRune(r)
+				b = w.appendU(w.appendU(b, r1), r2)
 			} else {
 				b = w.appendU(b, r)
 			}

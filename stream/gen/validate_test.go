@@ -9,46 +9,23 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-)
 
-// pyIsSpace is Python's str.isspace().
-func pyIsSpace(r rune) bool {
-	switch {
-	case r >= 0x09 && r <= 0x0d, r >= 0x1c && r <= 0x20:
-		return true
-	case r < 0x85:
-		return false
-	}
-	switch r {
-	case 0x85, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200a
-}
+	"github.com/shadoweval/shadoweval/internal/pycompat"
+)
 
 // pyLines splits data like Python's text-mode file iteration (universal
 // newlines) and yields the lines strip() leaves non-empty, stripped.
-func pyLines(data []byte, yield func(lineNo int, line []byte) error) error {
-	n := 0
-	for len(data) > 0 {
-		n++
-		end, next := len(data), len(data)
-		if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
-			end, next = i, i+1
-			if data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n' {
-				next = i + 2
-			}
+func pyLines(data []byte, yield func(lineNo int, line []byte) error) (err error) {
+	pycompat.SplitLines(data, func(n int, line []byte) bool {
+		if line = bytes.TrimFunc(line, pycompat.IsSpace); len(line) == 0 {
+			return true
 		}
-		line := bytes.TrimFunc(data[:end], pyIsSpace)
-		data = data[next:]
-		if len(line) == 0 {
-			continue
+		if e := yield(n, line); e != nil {
+			err = fmt.Errorf("line %d: %w", n, e)
 		}
-		if err := yield(n, line); err != nil {
-			return fmt.Errorf("line %d: %w", n, err)
-		}
-	}
-	return nil
+		return err == nil
+	})
+	return err
 }
 
 // strictCheck checks what encoding/json lets through: invalid UTF-8, lone
@@ -246,18 +223,28 @@ func checkGold(line []byte) (map[string]any, error) {
 	if err := dotPath("anchor_section", m["anchor_section"]); err != nil {
 		return nil, err
 	}
-	if v, ok := m["relevant_offsets"]; ok {
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("relevant_offsets: want an object")
-		}
-		for id, sp := range obj {
-			if err := span("relevant_offsets."+id, sp); err != nil {
-				return nil, err
-			}
-		}
+	if err := spans(m, "relevant_offsets"); err != nil {
+		return nil, err
 	}
 	return m, nil
+}
+
+// spans checks m[field], when there is one: an object of spans by id.
+func spans(m map[string]any, field string) error {
+	v, ok := m[field]
+	if !ok {
+		return nil
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("%s: want an object", field)
+	}
+	for id, sp := range obj {
+		if err := span(field+"."+id, sp); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // traceQID is the reference's t.get("qid") or t.get("q_id").
@@ -367,16 +354,8 @@ func checkTrace(line []byte) (map[string]any, error) {
 				}
 			}
 		}
-		if v, ok := aj["citation_offsets"]; ok {
-			obj, ok := v.(map[string]any)
-			if !ok {
-				return nil, fmt.Errorf("citation_offsets: want an object")
-			}
-			for id, sp := range obj {
-				if err := span("citation_offsets."+id, sp); err != nil {
-					return nil, err
-				}
-			}
+		if err := spans(aj, "citation_offsets"); err != nil {
+			return nil, err
 		}
 	}
 	return m, nil

@@ -92,6 +92,25 @@ func checkRate(t *testing.T, what string, crossed, runs int, alpha float64) {
 	}
 }
 
+// checkSides runs runs processes, each telling whether it ever left its
+// lower and its upper bound, and checks the rate of each side on its own
+// (checkRate).
+func checkSides(t *testing.T, lowWhat, highWhat string, runs int, alpha float64, run func() (lowOut, highOut bool)) {
+	t.Helper()
+	low, high := 0, 0
+	for range runs {
+		lo, hi := run()
+		if lo {
+			low++
+		}
+		if hi {
+			high++
+		}
+	}
+	checkRate(t, lowWhat, low, runs, alpha)
+	checkRate(t, highWhat, high, runs, alpha)
+}
+
 // Time-uniform coverage of a Gaussian random walk: the one-sided bound is
 // crossed, at any of 20,000 steps, in at most α of the runs. This is the
 // exact case of Ville's inequality, so the rate must be well below α.
@@ -129,10 +148,8 @@ func TestCoverageProportionDiff(t *testing.T) {
 	for _, p := range []float64{0.85, 0.5, 0.97, 0.03} {
 		b := Tuned(alpha, PlannedInformation(alpha, 0.02))
 		rng := rand.New(rand.NewPCG(3, uint64(p*1000)))
-		low, high := 0, 0
-		for range runs {
+		checkSides(t, "lower side, p="+ftoa(p), "upper side, p="+ftoa(p), runs, alpha, func() (lowOut, highOut bool) {
 			var x1, n1, x2, n2 float64
-			lowOut, highOut := false, false
 			for step := 1; step <= 300; step++ {
 				for range 10 {
 					n1++
@@ -153,15 +170,8 @@ func TestCoverageProportionDiff(t *testing.T) {
 				lowOut = lowOut || iv.Lo > 0
 				highOut = highOut || iv.Hi < 0
 			}
-			if lowOut {
-				low++
-			}
-			if highOut {
-				high++
-			}
-		}
-		checkRate(t, "lower side, p="+ftoa(p), low, runs, alpha)
-		checkRate(t, "upper side, p="+ftoa(p), high, runs, alpha)
+			return lowOut, highOut
+		})
 	}
 }
 
@@ -172,11 +182,9 @@ func TestCoverageQuantileRanks(t *testing.T) {
 	const runs, steps, alpha = 600, 10000, 0.05
 	for _, p := range []float64{0.5, 0.9} {
 		b := Tuned(alpha, 4000*p*(1-p))
-		crossedLow, crossedHigh := 0, 0
 		rng := rand.New(rand.NewPCG(5, uint64(p*10)))
-		for range runs {
+		checkSides(t, "quantile lower bound, p="+ftoa(p), "quantile upper bound, p="+ftoa(p), runs, alpha, func() (lo, hi bool) {
 			below := 0.0
-			lo, hi := false, false
 			for n := 1; n <= steps; n++ {
 				if rng.Float64() <= p {
 					below++
@@ -191,15 +199,8 @@ func TestCoverageQuantileRanks(t *testing.T) {
 				lo = lo || below < math.Ceil(float64(n)*fl)
 				hi = hi || below > math.Floor(float64(n)*fh)
 			}
-			if lo {
-				crossedLow++
-			}
-			if hi {
-				crossedHigh++
-			}
-		}
-		checkRate(t, "quantile lower bound, p="+ftoa(p), crossedLow, runs, alpha)
-		checkRate(t, "quantile upper bound, p="+ftoa(p), crossedHigh, runs, alpha)
+			return lo, hi
+		})
 	}
 }
 

@@ -11,14 +11,15 @@ import (
 	"github.com/shadoweval/shadoweval/window"
 )
 
-// Verdict is a judge's answer at one read.
-type Verdict string
+// Verdict is a judge's answer at one read: an analysis verdict, never
+// analysis.NoData.
+type Verdict = analysis.Verdict
 
 // Verdicts.
 const (
-	Pass         Verdict = "pass"
-	Fail         Verdict = "fail"
-	Inconclusive Verdict = "inconclusive"
+	Pass         = analysis.Pass
+	Fail         = analysis.Fail
+	Inconclusive = analysis.Inconclusive
 )
 
 // judge is one judge in one run. observe and pair see every event of both

@@ -64,45 +64,23 @@ func (sc PageScenario) newWindows() (*window.Windows, error) {
 }
 
 // PreviousDefaultGates are the shipped gates as they were before the
-// retune for on-call (point values; for only on four on-call gates), kept
-// to measure config.DefaultGates against.
+// retune for on-call, kept to measure config.DefaultGates against. The
+// retune kept every gate's name, metric, op, threshold, arms, window and
+// min_samples; before it, every gate judged its point value (confidence
+// 0), ship_precision was a warning, and only the four on-call gates other
+// than oncall_lambda_flip_rate had a for (agents_kappa none).
 func PreviousDefaultGates() []config.Gate {
-	canary := func() []string { return []string{"shadow", "canary"} }
-	gate := func(name, metric, op string, threshold float64, forDur time.Duration, arms []string, severity string) config.Gate {
-		minN := 100
-		switch metric {
-		case "lambda_convergence", "lambda_flip_rate":
-			minN = 20
-		case "agreement", "kappa", "abstain_rate":
-			minN = 50
-		}
-		return config.Gate{
-			Name: name, Metric: metric, Op: op, Threshold: threshold, Window: "5m",
-			MinSamples: minN, For: config.Duration(forDur), Arms: arms, Severity: severity,
+	gs := config.DefaultGates()
+	for i := range gs {
+		g := &gs[i]
+		g.Confidence = 0
+		switch g.Name {
+		case "ship_precision":
+			g.Severity = "warning"
+		case "oncall_lambda_flip_rate", "agents_kappa":
+			g.For = 0
 		}
 	}
-	const warn, page = "warning", PageSeverity
-	gs := []config.Gate{
-		gate("ship_precision", "precision", ">=", 0.80, 0, nil, warn),
-		gate("ship_chr", "chr", ">=", 0.75, 0, nil, warn),
-		gate("ship_under_refusal", "under_refusal", "<=", 0.05, 0, nil, warn),
-		gate("ship_over_refusal", "over_refusal", "<=", 0.10, 0, nil, warn),
-		gate("canary_coverage", "coverage", ">=", 0.70, 0, canary(), warn),
-		gate("canary_citation_accuracy", "citation_accuracy", ">=", 0.95, 0, canary(), warn),
-		gate("canary_delta_s_median", "delta_s_median", "<=", 0.40, 0, canary(), warn),
-		gate("canary_delta_s_p90", "delta_s_p90", "<=", 0.55, 0, canary(), warn),
-		gate("canary_recall_at_5_vs_live", "recall_at_5", ">=", -0.02, 0, canary(), warn),
-		gate("canary_lambda_convergence", "lambda_convergence", ">=", 0.95, 0, canary(), warn),
-		gate("oncall_delta_s_p90", "delta_s_p90", "<", 0.60, 3*time.Minute, nil, page),
-		gate("oncall_delta_s_median", "delta_s_median", "<", 0.45, 3*time.Minute, nil, page),
-		gate("oncall_lambda_flip_rate", "lambda_flip_rate", "<", 0.10, 0, nil, page),
-		gate("oncall_chr", "chr", ">=", 0.60, 10*time.Minute, nil, page),
-		gate("oncall_coverage", "coverage", ">=", 0.70, 5*time.Minute, nil, page),
-		gate("agents_agreement", "agreement", ">=", 0.90, 0, nil, warn),
-		gate("agents_kappa", "kappa", ">=", 0.75, 0, nil, warn),
-		gate("agents_abstain_rate", "abstain_rate", "<=", 0.02, 0, nil, warn),
-	}
-	gs[8].CompareTo = "live"
 	return gs
 }
 

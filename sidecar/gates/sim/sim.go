@@ -345,13 +345,8 @@ func RunFalseFail(runs int, seed uint64, sc Scenario, p Profile, variants []Vari
 	end := start.Add(sc.Window.Length - time.Nanosecond)
 	var o window.Observation
 	for r := range runs {
-		rng := rand.New(rand.NewPCG(seed, uint64(r)))
-		w, err := window.New(window.Config{Windows: []window.Spec{sc.Window}})
+		w, _, err := sc.newRun(seed, r, p, start, []armTraffic{{"live", sc.LiveRate, &p}, {"canary", sc.CanaryRate, &p}}, &o)
 		if err != nil {
-			return nil, err
-		}
-		g := NewGenerator(rng, p, sc.GoldItems, len(window.DefaultKs))
-		if err := traffic(w, g, start, sc.Window.Length, []armTraffic{{"live", sc.LiveRate, &p}, {"canary", sc.CanaryRate, &p}}, &o); err != nil {
 			return nil, err
 		}
 		src := NewMemo(w)
@@ -388,6 +383,22 @@ func count(v gates.Verdict, fail, inc, pass *int) {
 	default:
 		*pass++
 	}
+}
+
+// newRun starts run r of a scenario: windows of sc.Window and a generator
+// of Profile p seeded with (seed, r), filled with one window length of the
+// arms' traffic from start.
+func (sc Scenario) newRun(seed uint64, r int, p Profile, start time.Time, arms []armTraffic, o *window.Observation) (*window.Windows, *Generator, error) {
+	rng := rand.New(rand.NewPCG(seed, uint64(r)))
+	w, err := window.New(window.Config{Windows: []window.Spec{sc.Window}})
+	if err != nil {
+		return nil, nil, err
+	}
+	g := NewGenerator(rng, p, sc.GoldItems, len(window.DefaultKs))
+	if err := traffic(w, g, start, sc.Window.Length, arms, o); err != nil {
+		return nil, nil, err
+	}
+	return w, g, nil
 }
 
 type armTraffic struct {
@@ -451,13 +462,8 @@ func RunDetection(runs int, seed uint64, sc Scenario, live, worse Profile, varia
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var o window.Observation
 	for r := range runs {
-		rng := rand.New(rand.NewPCG(seed, uint64(r)))
-		w, err := window.New(window.Config{Windows: []window.Spec{sc.Window}})
+		w, g, err := sc.newRun(seed, r, live, start, []armTraffic{{"live", sc.LiveRate, &live}}, &o)
 		if err != nil {
-			return nil, err
-		}
-		g := NewGenerator(rng, live, sc.GoldItems, len(window.DefaultKs))
-		if err := traffic(w, g, start, sc.Window.Length, []armTraffic{{"live", sc.LiveRate, &live}}, &o); err != nil {
 			return nil, err
 		}
 		src := NewMemo(w)

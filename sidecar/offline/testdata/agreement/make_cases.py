@@ -1,26 +1,13 @@
 #!/usr/bin/env python3
-"""Writes the input files of the golden cases in this directory.
-
-Inputs hold bytes that are hard to type (\v, \x1c, U+2028, invalid UTF-8),
-hence a script. After running it, regenerate the expected outputs from the
-reference with:  go test ./sidecar/offline -run Golden -update
-The script also writes want.err (the error the port must return) and
-divergent (the reference accepts the input, the port refuses it on purpose).
-"""
-import json, os, shutil
+"""Writes the input files of the golden cases in this directory (see
+../golden_cases.py)."""
+import json, os, sys
 BASE=os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode=True # no __pycache__ in testdata
+sys.path.insert(0, os.path.dirname(BASE))
+from golden_cases import write_case, J
 def case(name, files, args=None, err=None, divergent=False):
-    d=os.path.join(BASE,name)
-    if os.path.exists(d): shutil.rmtree(d)
-    os.makedirs(d)
-    for fn,content in files.items():
-        mode='wb'
-        if isinstance(content,str): content=content.encode('utf8','surrogateescape')
-        open(os.path.join(d,fn),mode).write(content)
-    if args: open(os.path.join(d,'args'),'w').write('\n'.join(args)+'\n')
-    if err: open(os.path.join(d,'want.err'),'w').write(err+'\n')
-    if divergent: open(os.path.join(d,'divergent'),'w').write('The reference accepts this input; it is SPEC-invalid and the port refuses it on purpose.\n')
-def J(o): return json.dumps(o, ensure_ascii=False)
+    write_case(BASE, name, files.items(), args=args, err=err, divergent=divergent)
 def P(qid, s, a, **kw):
     o={"qid":qid,"scholar":{"label":s,"reason":"r"},"auditor":{"label":a,"reason":"r"}}
     o.update(kw); return o
@@ -171,15 +158,18 @@ D('div_answer_json_false', J(P("a","VALID","REJECT",answer_json=False))+'\n', 'p
 D('div_retrieved_string', J(P("a","VALID","REJECT",answer_json={"citations":["p"]},retrieved_ids="p"))+'\n', 'pairs.jsonl:1: field "retrieved_ids": want an array of strings or null, got a string')
 D('div_join_qid_number', J({"qid":1,"label":"VALID"})+'\n', 'scholar.jsonl:1: field "qid": want a string, got a number', fn='scholar.jsonl', extra={'auditor.jsonl': J({"qid":1,"label":"VALID"})+'\n'})
 
-# kappa slightly below zero: round() gives -0.0
-M=[[0, 13, 100, 300], [0, 5, 100, 0], [5, 8, 300, 13], [0, 3, 300, 13]]
+# confusion matrix M (scholar label i, auditor label j) as numbered pairs
 L=["VALID","NOT_IN_CONTEXT","REJECT","ABSTAIN"]
-rows=[]
-k=0
-for i in range(4):
-    for j in range(4):
-        for _ in range(M[i][j]):
-            rows.append(J(P("K%04d"%k, L[i], L[j]))); k+=1
+def matrix_rows(qid, M):
+    rows=[]
+    for i in range(4):
+        for j in range(4):
+            for _ in range(M[i][j]):
+                rows.append(J(P(qid%len(rows), L[i], L[j])))
+    return rows
+
+# kappa slightly below zero: round() gives -0.0
+rows=matrix_rows("K%04d", [[0, 13, 100, 300], [0, 5, 100, 0], [5, 8, 300, 13], [0, 3, 300, 13]])
 random_order = sorted(rows, key=lambda s: s[::-1])
 case('pairs_kappa_negative_zero', {'pairs.jsonl': '\n'.join(random_order)+'\n'})
 # exact binary halves at the 5th decimal: round half to even
@@ -199,12 +189,7 @@ def stats(M):
 for tag, M in (('b', [[37, 3, 1, 2], [4, 29, 2, 0], [1, 3, 41, 1], [0, 1, 2, 7]]),
                ('c', [[27, 3, 11, 4], [7, 17, 8, 12], [7, 8, 21, 11], [8, 4, 8, 11]])):
     po, kappa, ab = stats(M)
-    rows=[]; k=0
-    for i in range(4):
-        for j in range(4):
-            for _ in range(M[i][j]):
-                rows.append(J(P("G%04d"%k, L[i], L[j]))); k+=1
-    body='\n'.join(rows)+'\n'
+    body='\n'.join(matrix_rows("G%04d", M))+'\n'
     case('pairs_gate_exact_'+tag, {'pairs.jsonl': body}, args=['--pa_gate=%r'%po,'--kappa_gate=%r'%kappa,'--abstain_gate=%r'%ab])
     case('pairs_gate_above_'+tag, {'pairs.jsonl': body}, args=['--pa_gate=%r'%po,'--kappa_gate=%r'%math.nextafter(kappa, 1),'--abstain_gate=%r'%ab])
     case('pairs_gate_abstain_below_'+tag, {'pairs.jsonl': body}, args=['--pa_gate=%r'%po,'--kappa_gate=%r'%kappa,'--abstain_gate=%r'%math.nextafter(ab, 0)])

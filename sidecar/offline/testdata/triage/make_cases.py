@@ -1,24 +1,13 @@
 #!/usr/bin/env python3
-"""Writes the input files of the golden cases in this directory.
-
-Inputs hold bytes that are hard to type (\v, \x1c, U+2028, invalid UTF-8),
-hence a script. After running it, regenerate the expected outputs from the
-reference with:  go test ./sidecar/offline -run Golden -update
-The script also writes want.err (the error the port must return) and
-divergent (the reference accepts the input, the port refuses it on purpose).
-"""
-import json, os, shutil
+"""Writes the input files of the golden cases in this directory (see
+../golden_cases.py)."""
+import json, os, sys
 BASE=os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode=True # no __pycache__ in testdata
+sys.path.insert(0, os.path.dirname(BASE))
+from golden_cases import write_case, J
 def case(name, trace, chunks, err=None, divergent=False):
-    d=os.path.join(BASE,name)
-    if os.path.exists(d): shutil.rmtree(d)
-    os.makedirs(d)
-    for fn,content in (('trace.jsonl',trace),('chunks.json',chunks)):
-        if isinstance(content,str): content=content.encode('utf8','surrogateescape')
-        open(os.path.join(d,fn),'wb').write(content)
-    if err: open(os.path.join(d,'want.err'),'w').write(err+'\n')
-    if divergent: open(os.path.join(d,'divergent'),'w').write('The reference accepts this input; it is SPEC-invalid and the port refuses it on purpose.\n')
-def J(o): return json.dumps(o, ensure_ascii=False)
+    write_case(BASE, name, (('trace.jsonl',trace),('chunks.json',chunks)), err=err, divergent=divergent)
 def T(q, ans=None, ids=(), **kw):
     o={"q":q}
     if ans is not None: o["answer"]=ans

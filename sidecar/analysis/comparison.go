@@ -1,0 +1,83 @@
+package analysis
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/sidecar/analysis/confseq"
+	"github.com/shadoweval/shadoweval/window"
+)
+
+// comparison judges d = candidate − baseline of the metric against the
+// tolerance on the metric's failing side, with a two-sample sequence.
+type comparison struct{}
+
+func (comparison) describe(c config.AnalysisCheck, r *CheckResult) { r.Tolerance = c.Tolerance }
+
+// hasData: data in the baseline alone is inconclusive, not no_data.
+func (comparison) hasData(s Samples) bool { return s.Arm > 0 || s.Baseline > 0 }
+
+func (comparison) waiting(s Samples) string {
+	switch {
+	case s.Arm == 0:
+		return "no sample in arm yet; baseline has " + strconv.FormatInt(s.Baseline, 10)
+	case s.Baseline == 0:
+		return "no sample in baseline yet; arm has " + strconv.FormatInt(s.Arm, 10)
+	}
+	return ""
+}
+
+// bounds: proportions with a sequence for a difference of two Bernoulli
+// streams; the cited-ΔS quantiles with each arm's order-statistic bounds
+// at half the level, the candidate's lower bound minus the baseline's
+// upper bound and so on, so that each side of the difference holds at
+// level; κ with Cohen's large-sample variance of each arm.
+func (comparison) bounds(c config.AnalysisCheck, a *arms, level float64) (float64, confseq.Interval) {
+	switch window.KindOf(c.Metric) {
+	case window.Quantile:
+		p := quantileOf(c.Metric)
+		b := quantileBoundary(level/2, p)
+		cl, ch := rankBounds(b, a.cand, p)
+		bl, bh := rankBounds(b, a.base, p)
+		return a.candM[c.Metric].Value - a.baseM[c.Metric].Value, confseq.Interval{Lo: cl - bh, Hi: ch - bl}
+	case window.Kappa:
+		kc, vc := kappaVariance(a.candM)
+		kb, vb := kappaVariance(a.baseM)
+		b := boundaryFor(level, confseq.PlannedInformation(level, c.Tolerance))
+		r := confseq.Diff(b, vc+vb)
+		d := kc - kb
+		return d, confseq.Interval{Lo: max(-2, d-r), Hi: min(2, d+r)}
+	}
+	// proportions: config admits no other kind
+	vc, vb := a.candM[c.Metric], a.baseM[c.Metric]
+	b := boundaryFor(level, confseq.PlannedInformation(level, c.Tolerance))
+	return vc.Value - vb.Value, confseq.ProportionDiff(b, vc.Num, vc.Den, vb.Num, vb.Den)
+}
+
+func (comparison) tooFew(c config.AnalysisCheck, s Samples) string {
+	if n := int64(c.MinSamples); s.Arm >= n && s.Baseline >= n {
+		return ""
+	}
+	return fmt.Sprintf("samples %d (arm) and %d (baseline), need %d each", s.Arm, s.Baseline, c.MinSamples)
+}
+
+func (comparison) decide(c config.AnalysisCheck, lowerBetter bool, iv confseq.Interval) (Verdict, string) {
+	t, d := c.Tolerance, "arm − baseline in "+span(iv)
+	if lowerBetter {
+		switch {
+		case iv.Lo > t:
+			return Fail, d + ", entirely above +" + fmt4(t)
+		case iv.Hi < t:
+			return Pass, d + ", entirely below +" + fmt4(t)
+		}
+		return Inconclusive, d + ", straddles +" + fmt4(t)
+	}
+	switch {
+	case iv.Hi < -t:
+		return Fail, d + ", entirely below −" + fmt4(t)
+	case iv.Lo > -t:
+		return Pass, d + ", entirely above −" + fmt4(t)
+	}
+	return Inconclusive, d + ", straddles −" + fmt4(t)
+}

@@ -1,0 +1,553 @@
+// Package window keeps sliding event-time windows of the quality metrics of
+// SPEC §4 per arm and content type. It knows nothing of NATS or HTTP: the
+// sidecar feeds it Observations and reads Snapshots.
+package window
+
+import (
+	"iter"
+	"math/bits"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/shadoweval/shadoweval/vocab"
+)
+
+// The metric registry: every window metric is a row of registry, and
+// everything that lists metrics (snapshots, Prometheus, spans, config
+// validation, the status page, the README glossary's test) reads it.
+
+// Kind says what a metric's value is, which decides the threshold range a
+// gate may use and how intervals and comparisons are computed.
+type Kind int
+
+const (
+	// Proportion is numerator/denominator of counts, in [0,1]; Wilson and
+	// Newcombe intervals apply.
+	Proportion Kind = iota + 1
+	// Mean is an average of per-event values in [0,1].
+	Mean
+	// Distance is an average tree distance, >= 0.
+	Distance
+	// Quantile is a ΔS quantile in [0,1]; arms are compared with
+	// Mann-Whitney U.
+	Quantile
+	// Kappa is Cohen's κ, in [-1,1].
+	Kappa
+)
+
+// String is the kind's word in the README glossary and in config errors.
+func (k Kind) String() string {
+	switch k {
+	case Proportion:
+		return "proportion"
+	case Mean:
+		return "mean"
+	case Distance:
+		return "distance"
+	case Quantile:
+		return "quantile"
+	case Kappa:
+		return "kappa"
+	}
+	return "unknown"
+}
+
+// Over says which metrics a registry row stands for.
+type Over uint8
+
+const (
+	// Once: one metric, named Name.
+	Once Over = iota
+	// PerK: one metric per configured cut-off k, named Name+k
+	// ("recall_at_5"). Adjacent PerK rows are listed k by k.
+	PerK
+	// PerTriageLabel: one metric per triage label, named Name+label
+	// ("triage_ok"): the share of the observations with that label.
+	PerTriageLabel
+)
+
+// Sketch names a ΔS distribution of the windows.
+type Sketch uint8
+
+const (
+	CitedDeltaS     Sketch = iota + 1 // ΔS of the cited item of shipped answers
+	RetrievedDeltaS                   // ΔS of every ranked item
+)
+
+// Unit is what one sample of a metric is (Value.Samples counts them).
+type Unit uint8
+
+const (
+	Events       Unit = iota + 1 // scored observations
+	DeltaSValues                 // ΔS values of a sketch
+	LambdaGroups                 // complete λ groups
+	Pairs                        // judgement pairs
+)
+
+// Counter is a count the windows keep. The per-event counters come first,
+// in the order of a cell's counts (the order checkpoints store them in): an
+// observation adds 1 to each counter of its set (Observation.eventCounters).
+type Counter uint8
+
+const (
+	CountShipped             Counter = iota // answers shipped (S)
+	CountShippedPrecise                     // S ∧ A ∧ C ∧ H
+	CountShippedHit                         // S ∧ A ∧ H
+	CountUnanswerable                       // answers whose gold item is not answerable (U)
+	CountShippedUnanswerable                // S ∧ U
+	CountAnswerable                         // answers whose gold item is answerable (A)
+	CountRefusedAnswerable                  // refused (R) ∧ A
+	CountRetrievedAnswerable                // retrievals of A: recall's denominator
+	CountRetrieved                          // retrievals: P@k's denominator
+	CountRecallAtK                          // retrievals with G non-empty: R@k's denominator
+	CountCoverageEligible
+	CountCovered
+	CountCitationAccEligible
+	CountCitationAccurate
+	CountAnchorDistance // observations with an anchor distance
+	cAnchorSum          // Σ anchor distance: a total, in no set
+	CountTriaged        // observations with a triage label
+
+	// A counter added here has no field of Observation to derive it from:
+	// the check that decides it sets it in Observation.Counters.
+
+	numEventCounters
+)
+
+// fieldCounters are the counters the fields of Observation imply.
+const fieldCounters = CountTriaged + 1
+
+// A CounterSet has a bit for every per-event counter: past 64 this does
+// not compile.
+const _ = 64 - numEventCounters
+
+// Counts a row names beyond the per-event counters: blocks of per-event
+// counters, one per k or per triage label, and the λ group and judgement
+// pair counts a snapshot works out.
+const (
+	cRecallStrict        Counter = 64 + iota // per k: retrievals of A with G ⊆ R_k
+	cTriageLabel                             // per triage label: observations with it
+	cLambdaComplete                          // complete λ groups
+	cLambdaConvergent                        // convergent complete groups
+	cLambdaFlips                             // flipping complete groups
+	cPairsJudged                             // judgement pairs
+	cPairsAgreeing                           // pairs whose two labels agree
+	cPairsScholarAbstain                     // pairs whose Scholar label is ABSTAIN
+)
+
+// inCell says whether c is a count of a window cell (a per-event counter
+// or a block of them), as opposed to one a snapshot works out.
+func (c Counter) inCell() bool {
+	return c < numEventCounters || c == cRecallStrict || c == cTriageLabel
+}
+
+// sumBlock names the per-k fixed-point sums of a cell.
+type sumBlock uint8
+
+const (
+	sumPrecisionAtK sumBlock = iota + 1 // Σ P@k over CountRetrieved
+	sumRecallAtK                        // Σ R@k over CountRecallAtK
+)
+
+// CounterSet is a set of per-event counters, a bit each.
+type CounterSet uint64
+
+// Set adds c to s.
+func (s *CounterSet) Set(c Counter) { *s |= 1 << c }
+
+// Has says whether c is in s.
+func (s CounterSet) Has(c Counter) bool { return s&(1<<c) != 0 }
+
+// checkCounters are the counters Observation.Counters may hold.
+const checkCounters = CounterSet(1<<numEventCounters - 1<<fieldCounters)
+
+// Metric is one row of the registry.
+type Metric struct {
+	// Name is the metric's name; for a PerK or PerTriageLabel row, the
+	// stem its k or label is appended to ("recall_at_", "triage_").
+	Name          string
+	Kind          Kind
+	Over          Over
+	LowerIsBetter bool
+
+	// How the value is computed, by Kind:
+	//   - Proportion: num / den;
+	//   - Mean: the sums of sum / den;
+	//   - Distance: num (a total) / den;
+	//   - Quantile: the q-quantile of sketch;
+	//   - Kappa: Cohen's κ of the judgement pairs (den).
+	// Of an expanded row, a block counter or sum is taken at the row's k or
+	// label.
+	num, den Counter
+	sum      sumBlock
+	sketch   Sketch
+	q        float64
+	// The value of a proportion with an empty denominator; emptyValid
+	// false gives none.
+	empty      float64
+	emptyValid bool
+	// lowerLabels are the labels of a PerTriageLabel row whose share is
+	// better lower (they name a fault).
+	lowerLabels []string
+	// untraced: the spans carry a check event of their own for this
+	// per-event proportion (refusal, citation_hit) instead of one named
+	// after it.
+	untraced bool
+}
+
+// registry is every window metric, in the order of SPEC §4 (the order of
+// MetricNames). Adding a metric: a row here (and, for a new per-event
+// count, a Counter above), its per-event check in sidecar/checks, its
+// test, and its row in the README glossary (TestGlossaryMatchesRegistry).
+var registry = [...]Metric{
+	{Name: "precision", Kind: Proportion, num: CountShippedPrecise, den: CountShipped, empty: 1, emptyValid: true},
+	{Name: "chr", Kind: Proportion, num: CountShippedHit, den: CountShipped, empty: 1, emptyValid: true, untraced: true},
+	{Name: "under_refusal", Kind: Proportion, LowerIsBetter: true, num: CountShippedUnanswerable, den: CountUnanswerable, emptyValid: true, untraced: true},
+	{Name: "over_refusal", Kind: Proportion, LowerIsBetter: true, num: CountRefusedAnswerable, den: CountAnswerable, emptyValid: true, untraced: true},
+	{Name: "recall_at_", Kind: Proportion, Over: PerK, num: cRecallStrict, den: CountRetrievedAnswerable, emptyValid: true},
+	{Name: "mean_precision_at_", Kind: Mean, Over: PerK, sum: sumPrecisionAtK, den: CountRetrieved},
+	{Name: "mean_recall_at_", Kind: Mean, Over: PerK, sum: sumRecallAtK, den: CountRecallAtK},
+	{Name: "coverage", Kind: Proportion, num: CountCovered, den: CountCoverageEligible},
+	{Name: "citation_accuracy", Kind: Proportion, num: CountCitationAccurate, den: CountCitationAccEligible},
+	{Name: "anchor_proximity", Kind: Distance, LowerIsBetter: true, num: cAnchorSum, den: CountAnchorDistance},
+	{Name: "delta_s_median", Kind: Quantile, LowerIsBetter: true, sketch: CitedDeltaS, q: 0.5},
+	{Name: "delta_s_p90", Kind: Quantile, LowerIsBetter: true, sketch: CitedDeltaS, q: 0.9},
+	{Name: "delta_s_retrieved_median", Kind: Quantile, LowerIsBetter: true, sketch: RetrievedDeltaS, q: 0.5},
+	{Name: "delta_s_retrieved_p90", Kind: Quantile, LowerIsBetter: true, sketch: RetrievedDeltaS, q: 0.9},
+	{Name: "lambda_convergence", Kind: Proportion, num: cLambdaConvergent, den: cLambdaComplete},
+	{Name: "lambda_flip_rate", Kind: Proportion, LowerIsBetter: true, num: cLambdaFlips, den: cLambdaComplete},
+	{Name: "agreement", Kind: Proportion, num: cPairsAgreeing, den: cPairsJudged},
+	{Name: "kappa", Kind: Kappa, den: cPairsJudged},
+	{Name: "abstain_rate", Kind: Proportion, LowerIsBetter: true, num: cPairsScholarAbstain, den: cPairsJudged},
+	{Name: "triage_", Kind: Proportion, Over: PerTriageLabel, num: cTriageLabel, den: CountTriaged,
+		lowerLabels: []string{vocab.TriageRetrievalDrift, vocab.TriageGenerationDrift, vocab.TriageRefusalSuspect}},
+}
+
+// Registry returns the rows of the registry, in order.
+func Registry() []Metric { return slices.Clone(registry[:]) }
+
+// Pattern is the row's name with its expansion spelled out:
+// "recall_at_<k>", "triage_<label>".
+func (m Metric) Pattern() string {
+	switch m.Over {
+	case PerK:
+		return m.Name + "<k>"
+	case PerTriageLabel:
+		return m.Name + "<label>"
+	}
+	return m.Name
+}
+
+// Unit is what one sample of the metric is.
+func (m Metric) Unit() Unit {
+	switch {
+	case m.Kind == Quantile:
+		return DeltaSValues
+	case m.den == cLambdaComplete:
+		return LambdaGroups
+	case m.den == cPairsJudged:
+		return Pairs
+	}
+	return Events
+}
+
+// Sketch is the ΔS distribution of a Quantile row, 0 for any other.
+func (m Metric) Sketch() Sketch { return m.sketch }
+
+// PerEvent says whether the metric is a proportion of per-event counters:
+// one every observation counts in or not (EventCounts keeps them).
+func (m Metric) PerEvent() bool {
+	return m.Kind == Proportion && m.num.inCell() && m.den.inCell()
+}
+
+// Traced says whether a span carries an evaluation event named after this
+// per-event proportion for each observation in its denominator.
+func (m Metric) Traced() bool { return m.PerEvent() && !m.untraced }
+
+// Series is one reported metric: a row of the registry at one k or label.
+type Series struct {
+	Name          string // as reported: "recall_at_5", "triage_ok"
+	Kind          Kind
+	LowerIsBetter bool
+	Row           Metric
+	K             int    // of a PerK row
+	Label         string // of a PerTriageLabel row
+	index         int    // of K in the cut-offs, or of Label in TriageLabels; -1 unknown
+}
+
+func (m *Metric) series(name string, index, k int, label string) Series {
+	lower := m.LowerIsBetter
+	if label != "" {
+		lower = slices.Contains(m.lowerLabels, label)
+	}
+	return Series{Name: name, Kind: m.Kind, LowerIsBetter: lower, Row: *m, K: k, Label: label, index: index}
+}
+
+// allSeries yields every metric reported with the cut-offs ks, in the
+// order of MetricNames.
+func allSeries(ks []int) iter.Seq[Series] {
+	return func(yield func(Series) bool) {
+		for i := 0; i < len(registry); {
+			m := &registry[i]
+			switch m.Over {
+			case PerK:
+				j := i + 1
+				for j < len(registry) && registry[j].Over == PerK {
+					j++
+				}
+				for ki, k := range ks {
+					s := strconv.Itoa(k)
+					for r := i; r < j; r++ {
+						if !yield(registry[r].series(registry[r].Name+s, ki, k, "")) {
+							return
+						}
+					}
+				}
+				i = j
+				continue
+			case PerTriageLabel:
+				for li, label := range TriageLabels {
+					if !yield(m.series(m.Name+label, li, 0, label)) {
+						return
+					}
+				}
+			default:
+				if !yield(m.series(m.Name, 0, 0, "")) {
+					return
+				}
+			}
+			i++
+		}
+	}
+}
+
+// Expand lists every metric reported with the cut-offs ks, in the order of
+// MetricNames.
+func Expand(ks []int) []Series { return slices.Collect(allSeries(ks)) }
+
+// MetricNames lists every metric reported with the cut-offs ks, in a stable
+// order: the registry's, the per-k ones k by k.
+func MetricNames(ks []int) []string {
+	var names []string
+	for s := range allSeries(ks) {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// onceRows finds the Once rows by name.
+var onceRows = func() map[string]int {
+	m := map[string]int{}
+	for i, r := range registry {
+		if r.Over == Once {
+			m[r.Name] = i
+		}
+	}
+	return m
+}()
+
+// Lookup finds the metric a name stands for, at any k (positive, written
+// as the windows write it).
+func Lookup(name string) (Series, bool) {
+	if i, ok := onceRows[name]; ok {
+		return registry[i].series(name, 0, 0, ""), true
+	}
+	for i := range registry {
+		m := &registry[i]
+		rest, ok := strings.CutPrefix(name, m.Name)
+		if !ok {
+			continue
+		}
+		switch m.Over {
+		case PerK:
+			if k, err := strconv.Atoi(rest); err == nil && k > 0 && strconv.Itoa(k) == rest {
+				return m.series(name, -1, k, ""), true
+			}
+		case PerTriageLabel:
+			if j := vocab.TriageIndex(rest); j >= 0 {
+				return m.series(name, j, 0, rest), true
+			}
+		}
+	}
+	return Series{}, false
+}
+
+// MetricKind tells whether name is a metric reported with the cut-offs ks,
+// and its kind.
+func MetricKind(name string, ks []int) (Kind, bool) {
+	s, ok := Lookup(name)
+	if !ok || s.Row.Over == PerK && !slices.Contains(ks, s.K) {
+		return 0, false
+	}
+	return s.Kind, true
+}
+
+// KindOf is the kind of a metric name whatever k it carries (recall_at_7
+// is a Proportion even where k lists no 7); 0 for a name that is no metric.
+func KindOf(name string) Kind {
+	s, _ := Lookup(name)
+	return s.Kind
+}
+
+// LowerIsBetter tells whether a smaller value of the metric is the better
+// one (refusal errors, ΔS, λ flips, abstentions, anchor distance, the
+// triage labels that name a fault); false for a name that is no metric.
+func LowerIsBetter(name string) bool {
+	s, _ := Lookup(name)
+	return s.LowerIsBetter
+}
+
+// eventCounters is the set of per-event counters o adds 1 to: those its fields
+// imply, and o.Counters.
+func (o *Observation) eventCounters() CounterSet {
+	s := o.Counters
+	if o.HasAnswer {
+		if o.Answerable {
+			s |= 1 << CountAnswerable
+		} else {
+			s |= 1 << CountUnanswerable
+		}
+		switch {
+		case o.Shipped:
+			s |= 1 << CountShipped
+			if !o.Answerable {
+				s |= 1 << CountShippedUnanswerable
+			} else if o.Hit {
+				s |= 1 << CountShippedHit
+				if o.Contained {
+					s |= 1 << CountShippedPrecise
+				}
+			}
+		case o.Answerable:
+			s |= 1 << CountRefusedAnswerable
+		}
+	}
+	if o.HasRetrieval {
+		s |= 1 << CountRetrieved
+		if o.Answerable {
+			s |= 1 << CountRetrievedAnswerable
+		}
+	}
+	if o.HasRecallAtK {
+		s |= 1 << CountRecallAtK
+	}
+	if o.CoverageEligible {
+		s |= 1 << CountCoverageEligible
+		if o.Covered {
+			s |= 1 << CountCovered
+		}
+	}
+	if o.CitationAccEligible {
+		s |= 1 << CountCitationAccEligible
+		if o.CitationAccurate {
+			s |= 1 << CountCitationAccurate
+		}
+	}
+	if o.HasAnchorDistance {
+		s |= 1 << CountAnchorDistance
+	}
+	if o.Triage >= 0 {
+		s |= 1 << CountTriaged
+	}
+	return s
+}
+
+// countEvent adds o to the counts cnt of layout l: 1 to each counter of its
+// set, to the recall counter of each k it recalls and to its triage
+// label's, and its anchor distance to the total.
+func countEvent(cnt []int64, l *layout, o *Observation) {
+	set := o.eventCounters()
+	for s := set; s != 0; s &= s - 1 {
+		cnt[bits.TrailingZeros64(uint64(s))]++
+	}
+	if set.Has(CountRetrievedAnswerable) {
+		rc := cnt[l.recall : l.recall+l.nk]
+		for i := range rc {
+			if o.RecallStrict&(1<<i) != 0 {
+				rc[i]++
+			}
+		}
+	}
+	if o.Triage >= 0 {
+		cnt[l.triage+o.Triage]++
+	}
+	if o.HasAnchorDistance {
+		cnt[cAnchorSum] += int64(o.AnchorDistance)
+	}
+}
+
+// maxEventIncs bounds the counts countEvent adds 1 to for one observation.
+const maxEventIncs = int(numEventCounters) + 32 + 1
+
+// eventIncs writes into dst the indexes of the counts countEvent adds 1 to
+// (the anchor total aside) and returns how many there are.
+func eventIncs(dst []uint16, l *layout, o *Observation) int {
+	n := 0
+	set := o.eventCounters()
+	for s := set; s != 0; s &= s - 1 {
+		dst[n] = uint16(bits.TrailingZeros64(uint64(s)))
+		n++
+	}
+	if set.Has(CountRetrievedAnswerable) {
+		for i := range l.nk {
+			if o.RecallStrict&(1<<i) != 0 {
+				dst[n] = uint16(l.recall + i)
+				n++
+			}
+		}
+	}
+	if o.Triage >= 0 {
+		dst[n] = uint16(l.triage + o.Triage)
+		n++
+	}
+	return n
+}
+
+// EventCounts are the per-event counters of a window cell over every
+// observation added, with no windows: the numerators and denominators of
+// the per-event proportions. Not safe for concurrent use.
+type EventCounts struct {
+	ks  []int
+	l   layout
+	cnt []int64
+}
+
+// NewEventCounts returns empty counts for the cut-offs ks.
+func NewEventCounts(ks []int) *EventCounts {
+	l := newLayout(len(ks))
+	return &EventCounts{ks: slices.Clone(ks), l: l, cnt: make([]int64, l.nCnt)}
+}
+
+// Add counts o, an observation that Windows.Add accepted with the same
+// cut-offs.
+func (e *EventCounts) Add(o *Observation) { countEvent(e.cnt, &e.l, o) }
+
+// Merge adds o, of the same cut-offs, into e.
+func (e *EventCounts) Merge(o *EventCounts) {
+	for i, v := range o.cnt {
+		e.cnt[i] += v
+	}
+}
+
+// EventProportion is a per-event proportion's numerator and denominator.
+type EventProportion struct {
+	Series
+	Num, Den int64
+}
+
+// Proportions yields every per-event proportion (Metric.PerEvent), in the
+// order of MetricNames.
+func (e *EventCounts) Proportions() iter.Seq[EventProportion] {
+	return func(yield func(EventProportion) bool) {
+		for s := range allSeries(e.ks) {
+			if !s.Row.PerEvent() {
+				continue
+			}
+			p := EventProportion{Series: s, Num: e.cnt[e.l.index(s.Row.num, s.index)], Den: e.cnt[e.l.index(s.Row.den, s.index)]}
+			if !yield(p) {
+				return
+			}
+		}
+	}
+}
