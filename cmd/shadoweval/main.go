@@ -26,6 +26,7 @@ func commands() []command {
 		{"run", "run [--config F] [--nats-url U] [--gold F] [--listen A]         the sidecar", runRun},
 		{"demo", "demo [--duration D] [--rate N] [--speed X] [--degrade-after D] the one-command tour: embedded NATS, sidecar, live + canary traffic, a canary analysis", runDemo},
 		{"score", "score --gold F --trace F [--k 5] [--gates precision=0.80,...]  offline seed 002 report", runScore},
+		{"eval", "eval --gold F --trace F [--baseline F] [--k 1,3,5,10] [--format json|table]  offline seed 001 report; with a baseline, the canary analysis (exit 0 pass, 1 fail, 3 inconclusive)", runEval},
 		{"agreement", "agreement (--pairs F | --scholar F --auditor F) [--tsv F]    offline seed 003 report", runAgreement},
 		{"triage", "triage TRACE CHUNKS                                           offline seed 004 labels", runTriage},
 		{"replay", "replay FILE [--subject S] [--rate N] [--nats-url U]          publish a JSONL file to NATS", runReplay},

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/shadoweval/shadoweval/sidecar/analysis"
+	"github.com/shadoweval/shadoweval/sidecar/eval"
+)
+
+// exitInconclusive: `eval --baseline` had too little data to decide.
+const exitInconclusive = 3
+
+func runEval(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("eval", stderr)
+	var opt eval.Options
+	var ks, format, configPath string
+	fs.StringVar(&opt.Gold, "gold", "", "gold JSONL file (required)")
+	fs.StringVar(&opt.Trace, "trace", "", "trace JSONL file of the candidate (required)")
+	fs.StringVar(&opt.Baseline, "baseline", "", "trace JSONL file of the baseline (the live index): adds deltas and the canary analysis")
+	fs.StringVar(&ks, "k", "", "cut-offs k, comma-separated (default: the configuration's k, 1,3,5,10)")
+	fs.StringVar(&format, "format", "json", "output format: json or table (Markdown)")
+	fs.StringVar(&configPath, "config", "", "sidecar configuration whose k, citation_offset_tolerance, lambda, limits and analysis apply")
+	fs.StringVar(&opt.Quantiles, "quantiles", eval.QuantilesExact, "ΔS quantiles: exact, or sketch (as the live windows, memory bounded)")
+	if err := fs.Parse(args); err != nil {
+		return exitBadInput
+	}
+	if opt.Gold == "" || opt.Trace == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "shadoweval eval: --gold and --trace are required, and nothing else")
+		return exitBadInput
+	}
+	if format != "json" && format != "table" {
+		fmt.Fprintf(stderr, "shadoweval eval: --format %q: want json or table\n", format)
+		return exitBadInput
+	}
+	if ks != "" {
+		for _, s := range strings.Split(ks, ",") {
+			k, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || k <= 0 {
+				fmt.Fprintf(stderr, "shadoweval eval: --k %q: want positive integers separated by commas\n", ks)
+				return exitBadInput
+			}
+			opt.Ks = append(opt.Ks, k)
+		}
+	}
+	cfg, err := loadConfig(configPath, "", "", "")
+	if err != nil {
+		fmt.Fprintf(stderr, "shadoweval eval: %v\n", err)
+		return exitBadInput
+	}
+	opt.Config = cfg
+	if isTerminal(stderr) {
+		opt.Progress = func(done, total int64) {
+			unit, shift := "MiB", 20
+			if total < 10<<20 {
+				unit, shift = "KiB", 10
+			}
+			if total > 0 {
+				drawProgress(stderr, int(done>>shift), int(total>>shift))
+				fmt.Fprint(stderr, " "+unit)
+			}
+		}
+	}
+	rep, err := eval.Run(opt)
+	if opt.Progress != nil {
+		fmt.Fprintln(stderr)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "shadoweval eval: %v\n", err)
+		return exitBadInput
+	}
+	// Rendered whole before anything is written: a failure leaves no
+	// half report.
+	var out []byte
+	if format == "table" {
+		out = rep.Table()
+	} else if out, err = rep.JSON(); err != nil {
+		fmt.Fprintf(stderr, "shadoweval eval: %v\n", err)
+		return exitBadInput
+	}
+	if _, err := stdout.Write(out); err != nil {
+		fmt.Fprintf(stderr, "shadoweval eval: %v\n", err)
+		return exitBadInput
+	}
+	switch rep.Verdict() {
+	case analysis.Fail:
+		return exitFailed
+	case analysis.Inconclusive:
+		return exitInconclusive
+	}
+	return exitOK
+}
