@@ -359,13 +359,16 @@ func (cu *Cumulative) Merge(o *Cumulative) error {
 
 // cumulativeState is the serialised form of a Cumulative.
 type cumulativeState struct {
-	Ks      []int       `json:"ks"`
-	MinRuns int         `json:"min_runs"`
-	Counts  []int64     `json:"counts"`
-	Sums    [][2]uint64 `json:"sums"`
-	Cited   distState   `json:"cited"`
-	Ret     distState   `json:"retrieved"`
-	Lambda  [3]int64    `json:"lambda"` // complete, convergent, flips
+	Ks      []int   `json:"ks"`
+	MinRuns int     `json:"min_runs"`
+	Counts  []int64 `json:"counts"`
+	// CountNames names Counts one for one. A checkpoint without them (an
+	// older one) has Counts in this build's order.
+	CountNames []string    `json:"count_names,omitempty"`
+	Sums       [][2]uint64 `json:"sums"`
+	Cited      distState   `json:"cited"`
+	Ret        distState   `json:"retrieved"`
+	Lambda     [3]int64    `json:"lambda"` // complete, convergent, flips
 	// Open packs the groups still short of minRuns runs, openGroupSize
 	// bytes each (little-endian: qid hash, cited-set hash, then runs,
 	// stated, not →, ←, refused as 32 bits, mixed), in order of hash: one
@@ -426,7 +429,7 @@ func (cu *Cumulative) MarshalWithoutOpenGroups() ([]byte, error) { return cu.mar
 
 func (cu *Cumulative) marshal(open bool) ([]byte, error) {
 	cu.fold()
-	s := cumulativeState{Ks: cu.ks, MinRuns: cu.minRuns, Counts: cu.c.cnt, Cited: cu.c.cited.state(), Ret: cu.c.ret.state(),
+	s := cumulativeState{Ks: cu.ks, MinRuns: cu.minRuns, Counts: cu.c.cnt, CountNames: cu.l.countNames(cu.ks), Cited: cu.c.cited.state(), Ret: cu.c.ret.state(),
 		Lambda: [3]int64{cu.lam.complete, cu.lam.convergent, cu.lam.flips}}
 	for _, v := range cu.c.sums {
 		s.Sums = append(s.Sums, [2]uint64{v.hi, v.lo})
@@ -462,6 +465,13 @@ func (cu *Cumulative) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("window: accumulator: k %v and groups of %d runs", s.Ks, s.MinRuns)
 	}
 	fresh := NewCumulative(s.Ks, s.MinRuns)
+	if s.CountNames != nil {
+		counts, err := countsByName(s.CountNames, s.Counts, fresh.l.countNames(s.Ks))
+		if err != nil {
+			return fmt.Errorf("window: accumulator: %w", err)
+		}
+		s.Counts = counts
+	}
 	if len(s.Counts) != fresh.l.nCnt || len(s.Sums) != fresh.l.nSums {
 		return fmt.Errorf("window: accumulator: %d counts and %d sums, want %d and %d for k %v", len(s.Counts), len(s.Sums), fresh.l.nCnt, fresh.l.nSums, s.Ks)
 	}
@@ -510,6 +520,34 @@ func (cu *Cumulative) UnmarshalJSON(b []byte) error {
 		cu.sh.attach(cu) // the column's owner is cu, not the fresh copy
 	}
 	return nil
+}
+
+// countsByName puts counts, named by names, in the order of want. A
+// count this build does not have is refused: restoring without it would
+// lose what it counted. One this build has and the checkpoint does not
+// starts at 0.
+func countsByName(names []string, counts []int64, want []string) ([]int64, error) {
+	if len(names) != len(counts) {
+		return nil, fmt.Errorf("%d count names for %d counts", len(names), len(counts))
+	}
+	at := make(map[string]int, len(want))
+	for i, n := range want {
+		at[n] = i
+	}
+	out := make([]int64, len(want))
+	seen := make(map[string]bool, len(names))
+	for i, n := range names {
+		j, ok := at[n]
+		if !ok {
+			return nil, fmt.Errorf("count %q is not one this build keeps", n)
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("count %q twice", n)
+		}
+		seen[n] = true
+		out[j] = counts[i]
+	}
+	return out, nil
 }
 
 // lamSlot is one qid's open group, keyed for checkpoints by its qid's hash.

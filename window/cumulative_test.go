@@ -3,7 +3,9 @@ package window
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -270,3 +272,111 @@ func TestCumulativeGroupsAcrossNumberings(t *testing.T) {
 		}
 	}
 }
+
+// A checkpoint keeps its counts by name: a build with a count more or less
+// restores the others, reordered names restore the same counts, an older
+// checkpoint without names restores by position, and a count this build
+// does not keep is refused rather than dropped.
+func TestCheckpointCountsByName(t *testing.T) {
+	ks := []int{1, 3, 5, 10}
+	cu := NewCumulative(ks, 3)
+	rng := rand.New(rand.NewPCG(7, 8))
+	var o Observation
+	for range 500 {
+		randomObservation(rng, len(ks), &o)
+		if err := cu.Add(&o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := json.Marshal(cu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := cu.c.cnt
+	names := cu.l.countNames(ks)
+	seen := map[string]bool{}
+	for i, n := range names {
+		if n == "" || seen[n] {
+			t.Fatalf("count %d is named %q, empty or twice", i, n)
+		}
+		seen[n] = true
+	}
+	covered := -1
+	for i, n := range names {
+		if n == "covered" {
+			covered = i
+		}
+	}
+	if covered < 0 || want[covered] == 0 {
+		t.Fatalf("the test needs a non-zero \"covered\" count: %v", want)
+	}
+
+	// edit changes the checkpoint's counts and names, then restores it.
+	restore := func(edit func(s map[string]any)) (*Cumulative, error) {
+		var s map[string]any
+		if err := json.Unmarshal(data, &s); err != nil {
+			t.Fatal(err)
+		}
+		edit(s)
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := NewCumulative(ks, 3)
+		return got, json.Unmarshal(b, got)
+	}
+	pairs := func(s map[string]any) ([]any, []any) { return s["count_names"].([]any), s["counts"].([]any) }
+
+	got, err := restore(func(map[string]any) {})
+	if err != nil || !equalInts(got.c.cnt, want) {
+		t.Fatalf("as written: %v, counts %v, want %v", err, got.c.cnt, want)
+	}
+	got, err = restore(func(s map[string]any) {
+		n, c := pairs(s)
+		for i, j := 0, len(n)-1; i < j; i, j = i+1, j-1 {
+			n[i], n[j], c[i], c[j] = n[j], n[i], c[j], c[i]
+		}
+	})
+	if err != nil || !equalInts(got.c.cnt, want) {
+		t.Fatalf("reordered: %v, counts %v, want %v", err, got.c.cnt, want)
+	}
+	got, err = restore(func(s map[string]any) {
+		n, c := pairs(s)
+		s["count_names"], s["counts"] = append(n[:covered:covered], n[covered+1:]...), append(c[:covered:covered], c[covered+1:]...)
+	})
+	if err != nil {
+		t.Fatalf("without \"covered\" (an older build's checkpoint): %v", err)
+	}
+	for i := range want {
+		if w := want[i]; i == covered && got.c.cnt[i] != 0 || i != covered && got.c.cnt[i] != w {
+			t.Fatalf("without \"covered\": count %s is %d, want %d (0 for covered)", names[i], got.c.cnt[i], w)
+		}
+	}
+	got, err = restore(func(s map[string]any) { delete(s, "count_names") })
+	if err != nil || !equalInts(got.c.cnt, want) {
+		t.Fatalf("by position: %v, counts %v, want %v", err, got.c.cnt, want)
+	}
+	for _, tc := range []struct {
+		name, wantErr string
+		edit          func(s map[string]any)
+	}{
+		{"unknown count", `count "refused_by_policy" is not one this build keeps`, func(s map[string]any) {
+			n, c := pairs(s)
+			s["count_names"], s["counts"] = append(n, "refused_by_policy"), append(c, 3)
+		}},
+		{"a count twice", `count "shipped" twice`, func(s map[string]any) {
+			n, _ := pairs(s)
+			n[1] = "shipped"
+		}},
+		{"names and counts differ in number", `names for`, func(s map[string]any) {
+			n, _ := pairs(s)
+			s["count_names"] = n[1:]
+		}},
+	} {
+		if _, err := restore(tc.edit); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%s: error %v, want one with %q", tc.name, err, tc.wantErr)
+		}
+	}
+}
+
+func equalInts(a, b []int64) bool { return slices.Equal(a, b) }

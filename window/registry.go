@@ -115,6 +115,48 @@ const (
 	numEventCounters
 )
 
+// eventCounterNames name the per-event counters in checkpoints, which
+// store a cell's counts by name, so that a build with a counter more or
+// less still restores them.
+var eventCounterNames = [numEventCounters]string{
+	CountShipped:             "shipped",
+	CountShippedPrecise:      "shipped_precise",
+	CountShippedHit:          "shipped_hit",
+	CountUnanswerable:        "unanswerable",
+	CountShippedUnanswerable: "shipped_unanswerable",
+	CountAnswerable:          "answerable",
+	CountRefusedAnswerable:   "refused_answerable",
+	CountRetrievedAnswerable: "retrieved_answerable",
+	CountRetrieved:           "retrieved",
+	CountRecallAtK:           "recall_at_k_eligible",
+	CountCoverageEligible:    "coverage_eligible",
+	CountCovered:             "covered",
+	CountCitationAccEligible: "citation_accuracy_eligible",
+	CountCitationAccurate:    "citation_accurate",
+	CountAnchorDistance:      "anchor_distance",
+	cAnchorSum:               "anchor_distance_sum",
+	CountTriaged:             "triaged",
+}
+
+// countNames names every count of a cell of layout l, for the cut-offs
+// ks, in the cell's order.
+func (l *layout) countNames(ks []int) []string {
+	names := make([]string, l.nCnt)
+	copy(names, eventCounterNames[:])
+	for s := range nLabels {
+		for a := range nLabels {
+			names[cPairs+s*nLabels+a] = "pair_" + JudgementLabels[s] + "_" + JudgementLabels[a]
+		}
+	}
+	for i, k := range ks {
+		names[l.recall+i] = "recall_strict_at_" + strconv.Itoa(k)
+	}
+	for j, label := range TriageLabels {
+		names[l.triage+j] = "triage_" + label
+	}
+	return names
+}
+
 // fieldCounters are the counters the fields of Observation imply.
 const fieldCounters = CountTriaged + 1
 
