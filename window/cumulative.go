@@ -38,6 +38,9 @@ type Cumulative struct {
 	// Attached only: sh.tot when last folded in (mark), and the events of
 	// tot not taken since (ex).
 	mark, ex *cell
+	// The events taken, and (attached) sh.n when last folded in and the
+	// events of it not taken since.
+	events, markN, exN int64
 }
 
 // maxGroupRuns caps the runs of an analysis' λ group (lambda.min_runs):
@@ -74,6 +77,7 @@ func (cu *Cumulative) AttachTo(sh *Shared) {
 	cu.sh, cu.col = sh, sh.column()
 	own.open(ownCol, func(hash uint64, g *openGroup) { *sh.group(sh.rowByHash(hash), cu.col) = *g })
 	cu.mark, cu.ex = cu.mark.copyCounts(sh.tot), nil
+	cu.markN, cu.exN = sh.n, 0
 	sh.attach(cu)
 }
 
@@ -113,6 +117,8 @@ func (cu *Cumulative) fold() {
 	cu.lam.convergent += col.lam.convergent
 	cu.lam.flips += col.lam.flips
 	col.lam = lamCounts{}
+	cu.events += cu.sh.n - cu.markN - cu.exN
+	cu.markN, cu.exN = cu.sh.n, 0
 	tot, mark := cu.sh.tot, cu.mark
 	addCells(cu.c, tot, 1)
 	addCells(cu.c, mark, -1)
@@ -208,6 +214,7 @@ func (cu *Cumulative) Add(o *Observation) error {
 func (cu *Cumulative) AddPrepared(p *Prepared) {
 	cu.fold() // an attached one's own cited bounds need its folded count
 	cu.addCounts(p)
+	cu.events++
 	if p.lambda {
 		cu.addRun(cu.sh.rowOf(p), p)
 	}
@@ -240,6 +247,7 @@ func (cu *Cumulative) Exclude(p *Prepared) {
 		cu.ex = newCell(&cu.l)
 	}
 	addCounts(cu.ex, p)
+	cu.exN++
 }
 
 func (cu *Cumulative) addCounts(p *Prepared) { addCounts(cu.c, p) }
@@ -296,6 +304,19 @@ func (cu *Cumulative) AddPair(p *PairObservation) error {
 	return nil
 }
 
+// Events is how many observations cu took.
+func (cu *Cumulative) Events() int64 {
+	cu.fold()
+	return cu.events
+}
+
+// SetEvents sets the count Events gives, for an accumulator restored from
+// a checkpoint that keeps it apart.
+func (cu *Cumulative) SetEvents(n int64) {
+	cu.fold()
+	cu.events = n
+}
+
 // Metrics computes every metric of MetricNames over what was added.
 func (cu *Cumulative) Metrics() map[string]Value {
 	cu.fold()
@@ -340,6 +361,7 @@ func (cu *Cumulative) Merge(o *Cumulative) error {
 	}
 	cu.fold()
 	o.fold()
+	cu.events += o.events
 	cu.c.merge(o.c, true, false)
 	cu.lam.complete += o.lam.complete
 	cu.lam.convergent += o.lam.convergent
@@ -361,6 +383,7 @@ func (cu *Cumulative) Merge(o *Cumulative) error {
 type cumulativeState struct {
 	Ks      []int   `json:"ks"`
 	MinRuns int     `json:"min_runs"`
+	Events  int64   `json:"events,omitempty"` // observations taken
 	Counts  []int64 `json:"counts"`
 	// CountNames names Counts one for one. A checkpoint without them (an
 	// older one) has Counts in this build's order.
@@ -429,7 +452,7 @@ func (cu *Cumulative) MarshalWithoutOpenGroups() ([]byte, error) { return cu.mar
 
 func (cu *Cumulative) marshal(open bool) ([]byte, error) {
 	cu.fold()
-	s := cumulativeState{Ks: cu.ks, MinRuns: cu.minRuns, Counts: cu.c.cnt, CountNames: cu.l.countNames(cu.ks), Cited: cu.c.cited.state(), Ret: cu.c.ret.state(),
+	s := cumulativeState{Ks: cu.ks, MinRuns: cu.minRuns, Events: cu.events, Counts: cu.c.cnt, CountNames: cu.l.countNames(cu.ks), Cited: cu.c.cited.state(), Ret: cu.c.ret.state(),
 		Lambda: [3]int64{cu.lam.complete, cu.lam.convergent, cu.lam.flips}}
 	for _, v := range cu.c.sums {
 		s.Sums = append(s.Sums, [2]uint64{v.hi, v.lo})
@@ -495,6 +518,10 @@ func (cu *Cumulative) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("window: accumulator: λ groups %v", s.Lambda)
 	}
 	fresh.lam = lc
+	if s.Events < 0 {
+		return fmt.Errorf("window: accumulator: %d events", s.Events)
+	}
+	fresh.events = s.Events
 	if len(s.Open)%openGroupSize != 0 {
 		return fmt.Errorf("window: accumulator: %d bytes of open λ groups, not a multiple of %d", len(s.Open), openGroupSize)
 	}

@@ -22,7 +22,9 @@ import (
 //
 // Not safe for concurrent use; the accumulators sharing it share a lock.
 type Shared struct {
+	l   layout
 	tot *cell // nil in an accumulator's private table
+	n   int64 // events added
 	LambdaTable
 	// cols holds, by column, the attached accumulator and what an event
 	// changes in it beside its λ group, so that giving an event to every
@@ -59,13 +61,34 @@ func (sh *Shared) detach(cu *Cumulative) {
 }
 
 // AddAll gives a prepared observation to every attached accumulator: Add
-// and AddRuns for all of them. It is take over all columns, with what is
-// the same for every column worked out once.
+// and AddRuns for all of them.
 func (sh *Shared) AddAll(p *Prepared) {
 	sh.Add(p)
+	sh.giveAll(p.cited, p.citedVal, p.lambda, p.run, p.qidKey, p.qid, &p.hash)
+}
+
+// AddAllAccepted is AddAll for an observation that Windows.Add accepted
+// with sh's cut-offs, counted straight from o as a window cell counts it,
+// without digesting it first.
+func (sh *Shared) AddAllAccepted(o *Observation) {
+	sh.n++
+	sh.tot.addCounts(&sh.l, o)
+	cited := citedCounted(o)
+	if cited {
+		sh.tot.cited.addIndex(mapIndex(o.DeltaSCited), o.DeltaSCited)
+	}
+	var hash uint64
+	sh.giveAll(cited, o.DeltaSCited, inLambda(o), o.Lambda, o.QIDKey, o.QID, &hash)
+}
+
+// giveAll gives every attached accumulator an observation's ΔS-cited value
+// (when cited) and λ run (when lambda, in the row of the qid, key and
+// hash as rowFor takes them): take over all columns, with what is the same
+// for every column worked out once.
+func (sh *Shared) giveAll(cited bool, citedVal float64, lambda bool, run LambdaRun, key uint32, qid string, hash *uint64) {
 	cols := sh.cols
-	if p.cited {
-		v := max(0, min(p.citedVal, 1))
+	if cited {
+		v := max(0, min(citedVal, 1))
 		for i := range cols {
 			col := &cols[i]
 			if col.cu == nil {
@@ -78,18 +101,18 @@ func (sh *Shared) AddAll(p *Prepared) {
 			}
 		}
 	}
-	if !p.lambda {
+	if !lambda {
 		return
 	}
-	r := sh.rowOf(p)
-	row := sh.sums[int(r)*sh.stride:][:len(cols)]
-	d := runDelta(p.run)
+	r := sh.rowFor(key, qid, hash)
+	groups := sh.sums[int(r)*sh.stride:][:len(cols)]
+	d := runDelta(run)
 	for i := range cols {
 		col := &cols[i]
 		if col.cu == nil {
 			continue
 		}
-		g := &row[i]
+		g := &groups[i]
 		g.addDelta(&d)
 		if int(g.runs) >= col.minRuns {
 			col.lam.count(g.eval(col.minRuns))
@@ -123,13 +146,14 @@ func (sh *Shared) take(c int, r int32, p *Prepared) {
 // cut-offs ks.
 func NewShared(ks []int) *Shared {
 	l := newLayout(len(ks))
-	return &Shared{tot: newCell(&l), LambdaTable: LambdaTable{byHash: map[uint64]int32{}}}
+	return &Shared{l: l, tot: newCell(&l), LambdaTable: LambdaTable{byHash: map[uint64]int32{}}}
 }
 
 // Add counts a prepared observation once for every attached accumulator;
 // AddRuns then gives its λ run to those that take it, and Exclude takes it
 // back out of those that do not.
 func (sh *Shared) Add(p *Prepared) {
+	sh.n++
 	addCounts(sh.tot, p)
 }
 
@@ -177,15 +201,18 @@ func (t *LambdaTable) release(c int) {
 
 // rowOf finds or makes the row of p's qid. The qid's hash is worked out
 // only when its key does not find the row.
-func (t *LambdaTable) rowOf(p *Prepared) int32 {
-	key := p.qidKey
+func (t *LambdaTable) rowOf(p *Prepared) int32 { return t.rowFor(p.qidKey, p.qid, &p.hash) }
+
+// rowFor finds or makes the row of the qid numbered key; *hash is the
+// qid's hash, worked out into it when 0 and needed.
+func (t *LambdaTable) rowFor(key uint32, qid string, hash *uint64) int32 {
 	if key != 0 && key < maxDenseQIDKey && int(key) < len(t.dense) && t.dense[key] != 0 {
 		return t.dense[key] - 1
 	}
-	if p.hash == 0 {
-		p.hash = qidHash(p.qid)
+	if *hash == 0 {
+		*hash = qidHash(qid)
 	}
-	return t.row(key, p.hash)
+	return t.row(key, *hash)
 }
 
 // row finds or makes the row of a qid.

@@ -75,11 +75,14 @@ func TestSharedMatchesOwn(t *testing.T) {
 			take = append(take, a.att)
 			a.own.AddPrepared(&p)
 		}
-		// Every attached accumulator takes it: AddAll, on two events in three,
-		// must do what Add and AddRuns do.
-		if !excluded && i%3 != 0 {
+		// Every attached accumulator takes it: AddAll and AddAllAccepted,
+		// each on one event in three, must do what Add and AddRuns do.
+		switch {
+		case !excluded && i%3 == 1:
 			sh.AddAll(&p)
-		} else {
+		case !excluded && i%3 == 2:
+			sh.AddAllAccepted(&o)
+		default:
 			sh.Add(&p)
 			AddRuns(take, &p)
 		}
@@ -103,6 +106,9 @@ func TestSharedMatchesOwn(t *testing.T) {
 		}
 		if string(got) != string(want) {
 			t.Errorf("accumulator %d (attached at %d): checkpoint\n%s\nwant\n%s", j, a.attachAt, got, want)
+		}
+		if g, w := a.att.Events(), a.own.Events(); g != w || w == 0 {
+			t.Errorf("accumulator %d: %d events, want %d (not 0)", j, g, w)
 		}
 		if g, w := a.att.CitedQuantile(0.9), a.own.CitedQuantile(0.9); g != w {
 			t.Errorf("accumulator %d: cited p90 %v, want %v", j, g, w)

@@ -104,16 +104,18 @@ type Analysis struct {
 	mu        *sync.Mutex
 	cand      *window.Cumulative
 	base      *window.Cumulative
-	events    Samples
 	ended     time.Time
 	endReason string
 	// The start and end (MaxInt64 while running) in Unix nanoseconds, for
 	// the check every event makes.
 	startNs, endNs int64
-	history        []Point
-	step           int // keep one judgement of every step for the history
-	tick           int
-	last           Verdict // of the last Judge, for change detection
+	// epoch is the Manager's count of ends, which its routes compare to
+	// know that the times they keep may be out of date.
+	epoch   *uint64
+	history []Point
+	step    int // keep one judgement of every step for the history
+	tick    int
+	last    Verdict // of the last Judge, for change detection
 	// run holds each check's running intersection, narrowed once per
 	// narrowEvery seconds of event time: the first event of a later period
 	// than any seen (lastPeriod) narrows it with the sequences before
@@ -124,9 +126,9 @@ type Analysis struct {
 	lastPeriod int64
 }
 
-func newAnalysis(mu *sync.Mutex, spec Spec, checks []config.AnalysisCheck, alpha float64, ks []int, minRuns int) *Analysis {
+func newAnalysis(mu *sync.Mutex, epoch *uint64, spec Spec, checks []config.AnalysisCheck, alpha float64, ks []int, minRuns int) *Analysis {
 	return &Analysis{
-		mu: mu, spec: spec, checks: slices.Clone(checks), alpha: alpha,
+		mu: mu, epoch: epoch, spec: spec, checks: slices.Clone(checks), alpha: alpha,
 		cand: window.NewCumulative(ks, minRuns), base: window.NewCumulative(ks, minRuns),
 		step: 1, run: make([]Bound, len(checks)),
 		startNs: spec.Start.UnixNano(), endNs: math.MaxInt64,
@@ -178,6 +180,11 @@ func (an *Analysis) Result() Result {
 	return an.resultLocked()
 }
 
+// eventsLocked counts the events each side took.
+func (an *Analysis) eventsLocked() Samples {
+	return Samples{Arm: an.cand.Events(), Baseline: an.base.Events()}
+}
+
 // narrowLocked intersects each check's running bound with its sequence
 // now, once both arms have min_samples.
 func (an *Analysis) narrowLocked() {
@@ -195,7 +202,7 @@ func (an *Analysis) resultLocked() Result {
 	checks, v, reason := judge(an.checks, &a, an.alpha, an.run)
 	r := Result{
 		Verdict: v, Analysis: an.spec.ID, Arm: an.spec.Arm, Baseline: an.spec.Baseline, CheckSet: an.spec.CheckSet,
-		Since: an.spec.Start, Alpha: an.alpha, Events: an.events, Reason: reason, Checks: checks,
+		Since: an.spec.Start, Alpha: an.alpha, Events: an.eventsLocked(), Reason: reason, Checks: checks,
 	}
 	if !an.ended.IsZero() {
 		end := an.ended
@@ -253,6 +260,7 @@ func (an *Analysis) end(t time.Time, reason string) bool {
 	}
 	an.ended, an.endReason = t, reason
 	an.endNs = t.UnixNano()
+	*an.epoch++
 	return true
 }
 

@@ -3,6 +3,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -56,9 +57,12 @@ type Manager struct {
 	shared map[string]*window.Shared
 	// prepared is the observation being added, under acc.
 	prepared window.Prepared
+	// epoch counts the analyses ended, under acc: a route whose epoch is
+	// older may keep an end time that has changed.
+	epoch uint64
 	// route maps an arm to the running analyses that read it; replaced on
 	// every start and end, so Observe reads it without a lock.
-	route atomic.Pointer[map[string]*armRoute]
+	route atomic.Pointer[routes]
 }
 
 // NewManager returns a Manager with no analysis.
@@ -73,8 +77,7 @@ func NewManager(opt Options) *Manager {
 	if m.cfg.MaxActive <= 0 {
 		m.cfg.MaxActive = config.DefaultAnalysisMaxActive
 	}
-	empty := map[string]*armRoute{}
-	m.route.Store(&empty)
+	m.route.Store(&routes{})
 	return m
 }
 
@@ -154,7 +157,7 @@ func (m *Manager) Start(req StartRequest, now time.Time) (Result, bool, error) {
 		m.mu.Unlock()
 		return Result{}, false, fmt.Errorf("%w: %d of analysis.max_active %d are running; end one (DELETE /api/v1/analyses/{id}) first", ErrTooMany, n, m.cfg.MaxActive)
 	}
-	an := newAnalysis(&m.acc, Spec{ID: req.ID, Arm: req.Arm, Baseline: req.Baseline, CheckSet: req.Checks, Start: now}, checks, m.cfg.Alpha, m.ks, m.minRuns)
+	an := newAnalysis(&m.acc, &m.epoch, Spec{ID: req.ID, Arm: req.Arm, Baseline: req.Baseline, CheckSet: req.Checks, Start: now}, checks, m.cfg.Alpha, m.ks, m.minRuns)
 	m.byID[req.ID] = an
 	m.rerouteLocked()
 	m.mu.Unlock()
@@ -175,7 +178,7 @@ func (m *Manager) Restore(s Saved) error {
 	if !ok {
 		return fmt.Errorf("analysis %q: check set %q is no longer configured", s.Spec.ID, s.Spec.CheckSet)
 	}
-	an := newAnalysis(&m.acc, s.Spec, checks, m.cfg.Alpha, m.ks, m.minRuns)
+	an := newAnalysis(&m.acc, &m.epoch, s.Spec, checks, m.cfg.Alpha, m.ks, m.minRuns)
 	if err := an.load(s); err != nil {
 		return fmt.Errorf("analysis %q: %w", s.Spec.ID, err)
 	}
@@ -202,11 +205,50 @@ func (m *Manager) activeLocked() int {
 	return n
 }
 
+// routes maps each arm to its armRoute.
+type routes struct {
+	byArm map[string]*armRoute
+	list  []armEntry // the same, for the few arms a sidecar has
+}
+
+type armEntry struct {
+	arm string
+	r   *armRoute
+}
+
+// find is byArm[arm]: a scan while there are few arms, cheaper than
+// hashing the name for every event.
+func (t *routes) find(arm string) *armRoute {
+	if len(t.list) <= 8 {
+		for i := range t.list {
+			if t.list[i].arm == arm {
+				return t.list[i].r
+			}
+		}
+		return nil
+	}
+	return t.byArm[arm]
+}
+
 // armRoute is what an observation of one arm reaches: each side of a
 // running analysis that the arm is, and the arm's Shared they follow.
 type armRoute struct {
 	sides []side
 	sh    *window.Shared
+	// Under acc: every side takes an event at or after lo, before hi, in
+	// a narrowing period no later than last (each side's has begun), as
+	// long as epoch is the Manager's. Kept so that such an event, most of
+	// them, reaches no analysis but through sh.
+	lo, hi, last int64
+	epoch        uint64
+}
+
+// refreshLocked works out r's times from its sides.
+func (r *armRoute) refreshLocked(epoch uint64) {
+	r.lo, r.hi, r.last, r.epoch = math.MinInt64, math.MaxInt64, math.MaxInt64, epoch
+	for _, s := range r.sides {
+		r.lo, r.hi, r.last = max(r.lo, s.an.startNs), min(r.hi, s.an.endNs), min(r.last, s.an.lastPeriod)
+	}
 }
 
 type side struct {
@@ -246,11 +288,14 @@ func (m *Manager) rerouteLocked() {
 		}
 	}
 	shared := map[string]*window.Shared{}
+	table := &routes{byArm: route}
 	for arm, r := range route {
 		shared[arm] = r.sh
+		r.refreshLocked(m.epoch)
+		table.list = append(table.list, armEntry{arm, r})
 	}
 	m.shared = shared
-	m.route.Store(&route)
+	m.route.Store(table)
 }
 
 // Get returns the analysis of id.
@@ -329,8 +374,8 @@ func (m *Manager) observe(o *window.Observation, t time.Time, accepted bool) err
 	if arm == "" {
 		arm = window.DefaultArm
 	}
-	routes := m.route.Load()
-	r := (*routes)[arm]
+	table := m.route.Load()
+	r := table.find(arm)
 	if r == nil {
 		return nil
 	}
@@ -339,47 +384,42 @@ func (m *Manager) observe(o *window.Observation, t time.Time, accepted bool) err
 	defer m.acc.Unlock()
 	// rerouteLocked attaches and detaches under acc: a route replaced
 	// since it was read is read again, so that it and its Shared agree.
-	if now := m.route.Load(); now != routes {
-		if r = (*now)[arm]; r == nil {
+	if now := m.route.Load(); now != table {
+		if r = now.find(arm); r == nil {
 			return nil
 		}
-	}
-	// Checked and digested once for all of them, into the Manager's own
-	// Prepared: acc is held, and a fresh one would be cleared every event.
-	p := &m.prepared
-	var err error
-	if accepted {
-		err = window.PrepareAccepted(o, len(m.ks), p)
-	} else {
-		err = window.Prepare(o, len(m.ks), p)
-	}
-	if err != nil {
-		return err
 	}
 	// Counted once in the arm's Shared, which the accumulators of every
 	// analysis reading the arm follow. Most events fall in the time of
 	// every analysis and in a narrowing period already begun: those go to
-	// all of the route's accumulators at once.
-	all := true
-	for _, s := range r.sides {
-		if an := s.an; ns < an.startNs || ns >= an.endNs || period > an.lastPeriod {
-			all = false
-			break
+	// all of the route's accumulators at once, and an observation the
+	// windows accepted (and checked as Prepare does) is counted straight
+	// from its fields.
+	if m.epoch == r.epoch && ns >= r.lo && ns < r.hi && period <= r.last {
+		if accepted {
+			r.sh.AddAllAccepted(o)
+			return nil
 		}
-	}
-	if !all {
-		m.observeSomeLocked(r, ns, period)
+		if err := window.Prepare(o, len(m.ks), &m.prepared); err != nil {
+			return err
+		}
+		r.sh.AddAll(&m.prepared)
 		return nil
 	}
-	for _, s := range r.sides {
-		if s.cand {
-			s.an.events.Arm++
-		} else {
-			s.an.events.Baseline++
-		}
+	// Otherwise it is digested once, into the Manager's own Prepared (acc
+	// is held, and a fresh one would be cleared every event), for the
+	// accumulators that take it and those that exclude it.
+	var err error
+	if accepted {
+		err = window.PrepareAccepted(o, len(m.ks), &m.prepared)
+	} else {
+		err = window.Prepare(o, len(m.ks), &m.prepared)
 	}
-	// The accumulators attached to the arm's Shared are the route's.
-	r.sh.AddAll(p)
+	if err != nil {
+		return err
+	}
+	m.observeSomeLocked(r, ns, period)
+	r.refreshLocked(m.epoch)
 	return nil
 }
 
@@ -396,11 +436,6 @@ func (m *Manager) observeSomeLocked(r *armRoute, ns, period int64) {
 			continue
 		}
 		take = append(take, s.cu)
-		if s.cand {
-			s.an.events.Arm++
-		} else {
-			s.an.events.Baseline++
-		}
 	}
 	r.sh.Add(p)
 	window.AddRuns(take, p)
@@ -417,7 +452,7 @@ func (m *Manager) ObservePair(p *window.PairObservation, t time.Time) error {
 	}
 	q := *p
 	q.Arm = arm
-	r := (*m.route.Load())[arm]
+	r := m.route.Load().find(arm)
 	if r == nil {
 		return nil
 	}

@@ -67,7 +67,7 @@ func (an *Analysis) Save(mode SaveMode) (Saved, error) {
 	if s.Baseline, err = marshal(an.base); err != nil {
 		return Saved{}, fmt.Errorf("analysis %q: baseline: %w", an.spec.ID, err)
 	}
-	s.Events, s.History, s.Step, s.Tick = an.events, slices.Clone(an.history), an.step, an.tick
+	s.Events, s.History, s.Step, s.Tick = an.eventsLocked(), slices.Clone(an.history), an.step, an.tick
 	s.Run, s.Period = slices.Clone(an.run), an.lastPeriod
 	return s, nil
 }
@@ -87,7 +87,9 @@ func (an *Analysis) load(s Saved) error {
 	if err := json.Unmarshal(s.Baseline, an.base); err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	an.events, an.history, an.tick = s.Events, s.History, s.Tick
+	an.cand.SetEvents(s.Events.Arm)
+	an.base.SetEvents(s.Events.Baseline)
+	an.history, an.tick = s.History, s.Tick
 	an.step = max(s.Step, 1)
 	if len(s.Run) == len(an.run) {
 		copy(an.run, s.Run)
