@@ -437,14 +437,5 @@ func (a *App) onGoldReload(set *GoldSet, err error) {
 
 // expireLoop times out split-event halves and judgement halves.
 func (a *App) expireLoop(ctx context.Context) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			a.expire(a.expiryNow())
-		}
-	}
+	every(ctx, time.Second, func() { a.expire(a.expiryNow()) })
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/shadoweval/shadoweval/sidecar/offline"
 	"github.com/shadoweval/shadoweval/stream/gen"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 // dataSet is one generated gold file and trace file.
@@ -146,20 +147,6 @@ func expectedDeltaS(t testing.TB, ds dataSet) (cited, retrieved []float64) {
 	return cited, retrieved
 }
 
-// percentile is numpy.percentile(values, 100q) with the default 'linear'
-// method: interpolation between the order statistics around q·(n−1).
-func percentile(values []float64, q float64) float64 {
-	s := slices.Clone(values)
-	slices.Sort(s)
-	pos := q * float64(len(s)-1)
-	lo := math.Floor(pos)
-	i := int(lo)
-	if i+1 >= len(s) {
-		return s[i]
-	}
-	return s[i] + (s[i+1]-s[i])*(pos-lo)
-}
-
 // TestLiveMatchesOfflineScore replays generated trace files through NATS
 // and checks that the live 5m window of arm live gives exactly the numbers
 // of `shadoweval score` on the same files, and ΔS quantiles within the 1 %
@@ -191,7 +178,7 @@ func TestLiveMatchesOfflineScore(t *testing.T) {
 			}
 			rep := h.waitEvents("live", map[string]int64{"scored": int64(tc.items)})
 			t.Logf("%d events: precision %s, recall_at_5 %s, ΔS cited median %s (exact %v)", tc.items,
-				fmtValue(rep.Metrics["precision"]), fmtValue(rep.Metrics["recall_at_5"]), fmtValue(rep.Metrics["delta_s_median"]), percentile(wantCited, 0.5))
+				fmtValue(rep.Metrics["precision"]), fmtValue(rep.Metrics["recall_at_5"]), fmtValue(rep.Metrics["delta_s_median"]), testenv.Percentile(wantCited, 0.5))
 			checkEvents(t, rep, map[string]int64{"scored": int64(tc.items)})
 
 			for _, k := range []int{1, 3, 5, 10} {
@@ -237,7 +224,7 @@ func TestLiveMatchesOfflineScore(t *testing.T) {
 				{"delta_s_retrieved_median", wantRetrieved, 0.5},
 				{"delta_s_retrieved_p90", wantRetrieved, 0.9},
 			} {
-				want := percentile(c.values, c.q)
+				want := testenv.Percentile(c.values, c.q)
 				got := value(t, rep, c.name)
 				if math.Abs(got-want) > 0.01*want {
 					t.Errorf("%s: live %v, exact %v: relative error %.4f > 1%%", c.name, got, want, math.Abs(got-want)/want)

@@ -274,21 +274,14 @@ func (s *GoldStore) Watch(ctx context.Context, interval time.Duration) {
 	if set := s.Current(); set != nil {
 		last = set.stat
 	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, interval, func() {
 		st, err := stampOf(s.path)
 		if err != nil || st == last {
-			continue
+			return
 		}
 		last = st
 		s.Reload() //nolint:errcheck // reported through OnReload
-	}
+	})
 }
 
 // fileStamp identifies a version of a file cheaply.

@@ -156,3 +156,17 @@ func (c *FakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // Set puts the clock at t.
 func (c *FakeClock) Set(t time.Time) { c.ns.Store(t.UnixNano()) }
+
+// Percentile is numpy.percentile(values, 100q) with its default 'linear'
+// method, by sorting: interpolation between the order statistics around
+// q·(n−1). The reference for the quantiles the code works out otherwise.
+func Percentile(values []float64, q float64) float64 {
+	s := slices.Clone(values)
+	slices.Sort(s)
+	pos := q * float64(len(s)-1)
+	i := int(pos)
+	if i+1 >= len(s) {
+		return s[i]
+	}
+	return s[i] + (s[i+1]-s[i])*(pos-float64(i))
+}

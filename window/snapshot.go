@@ -63,7 +63,7 @@ func (w *Windows) collect(a *arm, ri int, contentType string, now time.Time, g *
 	defer a.mu.Unlock()
 	ti := -1
 	if contentType != "" {
-		i, ok := a.typeIdx[contentType]
+		i, ok := a.types.Index[contentType]
 		if !ok {
 			return false
 		}

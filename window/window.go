@@ -113,8 +113,7 @@ type armTable struct {
 type arm struct {
 	mu        sync.Mutex
 	watermark atomic.Int64 // highest accepted event time, capped at now; ns; noWatermark before the first
-	typeIdx   map[string]int
-	typeNames []string
+	types     TypeFold
 	rings     []ring
 	ds        [dsScratch]int // sketch indexes of one observation
 	stages    []*stage       // the Writers' staged cells of this arm
@@ -227,7 +226,7 @@ func (w *Windows) Ks() []int { return slices.Clone(w.ks) }
 // the future buckets MaxLateness may reach, and two spare ones so that a
 // caller whose now lags another's by a bucket still finds its window intact.
 func (w *Windows) newArm() *arm {
-	a := &arm{typeIdx: map[string]int{}}
+	a := &arm{}
 	a.watermark.Store(noWatermark)
 	a.rings = make([]ring, len(w.specs))
 	for i, s := range w.specs {
@@ -301,27 +300,49 @@ func (w *Windows) lookupArm(name string) (*arm, bool) {
 // typeIndex returns the index of content type name in a, creating it or
 // folding it into vocab.Other. a.mu is held.
 func (w *Windows) typeIndex(a *arm, name string) int {
+	i, _, folded := a.types.Of(name, w.maxTypes)
+	if folded {
+		w.foldedTypes.Add(1)
+	}
+	return i
+}
+
+// TypeFold numbers content types as the windows do for an arm: in order
+// of first appearance, the first max kept and later ones folded into
+// vocab.Other, which does not count against max.
+type TypeFold struct {
+	Index map[string]int
+	Names []string
+}
+
+// Of is the index of content type name ("" is vocab.DefaultType). added
+// says that a name (name, or vocab.Other for a folded one) was numbered
+// now, folded that name was folded into vocab.Other.
+func (f *TypeFold) Of(name string, max int) (i int, added, folded bool) {
 	if name == "" {
 		name = vocab.DefaultType
 	}
-	if i, ok := a.typeIdx[name]; ok {
-		return i
+	if i, ok := f.Index[name]; ok {
+		return i, false, false
 	}
-	n := len(a.typeNames)
-	if _, ok := a.typeIdx[vocab.Other]; ok {
+	n := len(f.Names)
+	if _, ok := f.Index[vocab.Other]; ok {
 		n-- // vocab.Other does not count against the cap
 	}
-	if n >= w.maxTypes && name != vocab.Other {
-		w.foldedTypes.Add(1)
-		if i, ok := a.typeIdx[vocab.Other]; ok {
-			return i
+	if n >= max && name != vocab.Other {
+		folded = true
+		if i, ok := f.Index[vocab.Other]; ok {
+			return i, false, true
 		}
 		name = vocab.Other
 	}
-	i := len(a.typeNames)
-	a.typeIdx[name] = i
-	a.typeNames = append(a.typeNames, name)
-	return i
+	if f.Index == nil {
+		f.Index = map[string]int{}
+	}
+	i = len(f.Names)
+	f.Index[name] = i
+	f.Names = append(f.Names, name)
+	return i, true, folded
 }
 
 func gcd(a, b int64) int64 {
@@ -570,7 +591,7 @@ func (w *Windows) Types(arm string) []string {
 		return nil
 	}
 	a.mu.Lock()
-	names := slices.Clone(a.typeNames)
+	names := slices.Clone(a.types.Names)
 	a.mu.Unlock()
 	slices.Sort(names)
 	return names

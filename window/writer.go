@@ -115,7 +115,7 @@ func (st *stage) typeIndex(w *Windows, name string) int {
 	}
 	st.a.mu.Lock()
 	i := w.typeIndex(st.a, name)
-	_, kept := st.a.typeIdx[key]
+	_, kept := st.a.types.Index[key]
 	st.a.mu.Unlock()
 	st.types[name] = i
 	if !kept {

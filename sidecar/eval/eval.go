@@ -137,8 +137,7 @@ type file struct {
 	// Content types as the windows fold them (the first MaxTypes, the
 	// rest in vocab.Other), so that exact ΔS values and bad_qids split as
 	// the windows' snapshots do.
-	typeIdx    map[string]int
-	typeNames  []string
+	types      window.TypeFold
 	typeScored []int64
 	cited, ret []values // exact ΔS values by type index
 	qids       []uint8  // per gold item: q* flags
@@ -301,7 +300,7 @@ func newRunner(opt Options) (*runner, error) {
 			arm = BaselineArm
 		}
 		r.files = append(r.files, &file{arm: arm, path: p, size: fi.Size(), writer: r.win.NewWriter(),
-			seen: map[uint64]struct{}{}, typeIdx: map[string]int{}})
+			seen: map[uint64]struct{}{}})
 	}
 	if r.gold, err = loadGold(opt.Gold); err != nil {
 		return nil, err
@@ -593,36 +592,20 @@ func (r *runner) add(f *file, ev *event) error {
 }
 
 // typeIndex is the index of content type name, folded as window.Windows
-// folds an arm's types: the first max kept, later ones in vocab.Other.
+// folds an arm's types.
 func (f *file) typeIndex(name string, maxTypes int) int {
-	if name == "" {
-		name = vocab.DefaultType
+	i, added, _ := f.types.Of(name, maxTypes)
+	if added {
+		f.typeScored = append(f.typeScored, 0)
+		f.cited = append(f.cited, values{})
+		f.ret = append(f.ret, values{})
 	}
-	if i, ok := f.typeIdx[name]; ok {
-		return i
-	}
-	n := len(f.typeNames)
-	if _, ok := f.typeIdx[vocab.Other]; ok {
-		n--
-	}
-	if n >= maxTypes && name != vocab.Other {
-		if i, ok := f.typeIdx[vocab.Other]; ok {
-			return i
-		}
-		name = vocab.Other
-	}
-	i := len(f.typeNames)
-	f.typeIdx[name] = i
-	f.typeNames = append(f.typeNames, name)
-	f.typeScored = append(f.typeScored, 0)
-	f.cited = append(f.cited, values{})
-	f.ret = append(f.ret, values{})
 	return i
 }
 
 // foldedType is the type under which f reports gold type name.
 func (f *file) foldedType(name string) string {
-	if _, ok := f.typeIdx[name]; ok {
+	if _, ok := f.types.Index[name]; ok {
 		return name
 	}
 	return vocab.Other

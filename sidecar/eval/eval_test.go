@@ -11,21 +11,9 @@ import (
 	"testing"
 
 	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/testenv"
 	"github.com/shadoweval/shadoweval/window"
 )
-
-// sortedQuantile is the definition exactQuantile implements, by sorting.
-func sortedQuantile(vals []float64, q float64) float64 {
-	s := slices.Clone(vals)
-	slices.Sort(s)
-	pos := q * float64(len(s)-1)
-	lo := math.Floor(pos)
-	i := int(lo)
-	if pos == lo || i+1 >= len(s) {
-		return s[i]
-	}
-	return s[i] + (s[i+1]-s[i])*(pos-lo)
-}
 
 func TestExactQuantile(t *testing.T) {
 	cases := []struct {
@@ -60,7 +48,7 @@ func TestExactQuantile(t *testing.T) {
 				}
 			}
 			for _, q := range []float64{0, 0.1, 0.5, 0.9, 1} {
-				want := sortedQuantile(vals, q)
+				want := testenv.Percentile(vals, q) // the definition exactQuantile implements
 				if got := exactQuantile(slices.Clone(vals), q); got != want {
 					t.Errorf("n=%d ties=%v q=%v: %v, want %v", n, ties, q, got, want)
 				}

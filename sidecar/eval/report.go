@@ -125,7 +125,7 @@ func (r *runner) report() *Report {
 		fr.Overall.Scored = f.scored
 		fr.Overall.BadQIDs = bad[""]
 		for _, typ := range r.win.Types(f.arm) {
-			ti, ok := f.typeIdx[typ]
+			ti, ok := f.types.Index[typ]
 			if !ok {
 				continue
 			}
