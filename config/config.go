@@ -54,6 +54,7 @@ type Config struct {
 	Log                     LogConfig      `yaml:"log"`
 	Limits                  LimitsConfig   `yaml:"limits"`
 	Tracing                 TracingConfig  `yaml:"tracing"`
+	Cluster                 ClusterConfig  `yaml:"cluster"`
 
 	src *source // where the config was read from; nil when built in code
 }
@@ -183,6 +184,34 @@ type TracingConfig struct {
 	SampleRatio float64 `yaml:"sample_ratio"`
 }
 
+// ClusterConfig is the cluster section (SPEC §10): several replicas share
+// the input through a JetStream partitioned consumer group.
+type ClusterConfig struct {
+	// Partitions splits the input by the subject's key token; 0 runs one
+	// replica without partitions.
+	Partitions int `yaml:"partitions"`
+	// Members of the consumer group; 0 means one per partition. The
+	// partitions are shared among the members evenly.
+	Members int `yaml:"members"`
+	// Member is this replica's member, an integer in [0, members); empty
+	// takes the ordinal at the end of the host name (a StatefulSet pod's
+	// name) modulo members. Replicas with the same member are one pinned
+	// instance and its hot standbys.
+	Member string `yaml:"member"`
+	// KVBucket holds each member's windows and analysis accumulators,
+	// which every replica merges to answer for the cluster; empty means
+	// "shadoweval_cluster".
+	KVBucket string `yaml:"kv_bucket"`
+	// PublishInterval is how often a member writes its part.
+	PublishInterval Duration `yaml:"publish_interval"`
+	// StaleAfter is how old a member's part may be before the cluster's
+	// verdicts turn inconclusive.
+	StaleAfter Duration `yaml:"stale_after"`
+	// Gold is "partitions" (load only the gold items of this member's
+	// partitions) or "all".
+	Gold string `yaml:"gold"`
+}
+
 // Default is the configuration with every default of SPEC §8, the shipped
 // gates of §5.1 and check sets of §5.2 included.
 func Default() Config {
@@ -222,6 +251,11 @@ func Default() Config {
 			MaxContentTypes: 16,
 		},
 		Tracing: TracingConfig{SampleRatio: 0.01},
+		Cluster: ClusterConfig{
+			PublishInterval: Duration(5 * time.Second),
+			StaleAfter:      Duration(30 * time.Second),
+			Gold:            "partitions",
+		},
 	}
 }
 

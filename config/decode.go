@@ -572,6 +572,7 @@ var (
 	logScalars      = map[string]kind{"payloads": boolean}
 	limitsScalars   = map[string]kind{"max_message_bytes": integer, "max_topk": integer, "max_arms": integer, "max_content_types": integer}
 	tracingScalars  = map[string]kind{"sample_ratio": number}
+	clusterScalars  = map[string]kind{"partitions": integer, "members": integer}
 	gateScalars     = map[string]kind{"threshold": number, "min_samples": integer, "confidence": number}
 	analysisScalars = map[string]kind{"alpha": number, "max_active": integer}
 	checkScalars    = map[string]kind{"tolerance": number, "threshold": number, "min_samples": integer}
@@ -725,4 +726,10 @@ func (a *AnalysisConfig) UnmarshalYAML(unmarshal func(any) error) error {
 func (c *AnalysisCheck) UnmarshalYAML(unmarshal func(any) error) error {
 	type plain AnalysisCheck
 	return decodeStrict(unmarshal, (*plain)(c), checkScalars)
+}
+
+// UnmarshalYAML reads the cluster section strictly.
+func (c *ClusterConfig) UnmarshalYAML(unmarshal func(any) error) error {
+	type plain ClusterConfig
+	return decodeStrict(unmarshal, (*plain)(c), clusterScalars)
 }

@@ -1,27 +1,18 @@
 package config
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 // FuzzParse: Parse never panics; a configuration it accepts validates, and
 // its printed (redacted) form reads back to the same configuration.
 func FuzzParse(f *testing.F) {
-	for _, dir := range []string{"good", "bad"} {
-		files, _ := filepath.Glob(filepath.Join("testdata", dir, "*.yaml"))
-		for _, name := range files {
-			data, err := os.ReadFile(name)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(data)
-		}
-	}
+	testenv.AddSeedFiles(f, "testdata/good/*.yaml", "testdata/bad/*.yaml")
 	f.Add(DefaultYAML())
 	// Check sets: a map decoded by the walker, with aliases and merge keys.
 	f.Add([]byte("analysis:\n  checks:\n    <<: {a: &s [{metric: chr, tolerance: 0.1}]}\n    b: *s\n    canary:\n    \"\": []\n"))

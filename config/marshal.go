@@ -114,37 +114,19 @@ func (c Config) MarshalYAML() (any, error) {
 }
 
 // String is the configuration as YAML, secrets redacted.
-func (c Config) String() string {
-	b, err := encodeYAML(c)
-	if err != nil {
-		return fmt.Sprintf("config: %v", err)
-	}
-	return string(b)
-}
+func (c Config) String() string { return yamlString(c) }
 
 // GoString is String, so that %#v does not print secrets either.
 func (c Config) GoString() string { return c.String() }
 
 // String is the nats section as YAML, secrets redacted.
-func (n NATSConfig) String() string {
-	b, err := encodeYAML(n.redacted())
-	if err != nil {
-		return fmt.Sprintf("config: %v", err)
-	}
-	return string(b)
-}
+func (n NATSConfig) String() string { return yamlString(n.redacted()) }
 
 // GoString is String, so that %#v does not print secrets either.
 func (n NATSConfig) GoString() string { return n.String() }
 
 // String is the alerting section as YAML, URL credentials redacted.
-func (a AlertingConfig) String() string {
-	b, err := encodeYAML(a.redacted())
-	if err != nil {
-		return fmt.Sprintf("config: %v", err)
-	}
-	return string(b)
-}
+func (a AlertingConfig) String() string { return yamlString(a.redacted()) }
 
 // GoString is String, so that %#v does not print secrets either.
 func (a AlertingConfig) GoString() string { return a.String() }
@@ -162,6 +144,16 @@ func DefaultYAML() []byte {
 		}
 	}
 	panic("config: encoding the defaults: " + err.Error())
+}
+
+// yamlString is v as YAML for a String method, which has no error to
+// return: a failure is printed in its place.
+func yamlString(v any) string {
+	b, err := encodeYAML(v)
+	if err != nil {
+		return fmt.Sprintf("config: %v", err)
+	}
+	return string(b)
 }
 
 func encodeYAML(v any) ([]byte, error) {

@@ -45,6 +45,7 @@ func (c *Config) Validate() error {
 	k.scalars()
 	k.alerting()
 	k.tracing()
+	k.cluster()
 	for i := range c.Gates {
 		k.gate(i)
 	}

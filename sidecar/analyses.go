@@ -42,10 +42,14 @@ type analyses struct {
 
 func (a *App) newAnalyses(onVerdict func(analysis.Result)) {
 	an := &analyses{onVerdict: onVerdict}
-	an.m = analysis.NewManager(analysis.Options{
+	opt := analysis.Options{
 		Config: a.cfg.Analysis, Ks: a.cfg.K, MinRuns: a.cfg.Lambda.MinRuns,
 		Persist: func(x *analysis.Analysis) { a.checkpoint(context.Background(), x) },
-	})
+	}
+	if a.cfg.Cluster.Clustered() {
+		opt.StartDelay = time.Duration(a.cfg.Cluster.PublishInterval)
+	}
+	an.m = analysis.NewManager(opt)
 	an.checkpointErrors = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "shadoweval_analysis_checkpoint_errors_total",
 		Help: "Analysis checkpoints that could not be written to or read from the analysis.kv_bucket KV bucket.",
@@ -194,6 +198,9 @@ func (a *App) tickAnalyses(ctx context.Context, now time.Time) {
 
 func (a *App) analysisRoutes(mux *http.ServeMux) {
 	h := &analysis.Handlers{M: a.analyses.m, Now: a.now, Admin: a.authorized}
+	if a.cluster != nil {
+		h.Result = a.analysisResult
+	}
 	h.Register(mux)
 }
 
@@ -246,4 +253,13 @@ func (c *analysisCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(c.active, prometheus.GaugeValue, float64(n))
+}
+
+// analysisResult is an's result as the API gives it: merged over the
+// members' parts in a cluster.
+func (a *App) analysisResult(an *analysis.Analysis) analysis.Result {
+	if a.cluster != nil {
+		return a.clusterResult(an)
+	}
+	return an.Result()
 }

@@ -102,6 +102,7 @@ type App struct {
 	scratch    sync.Pool // *stream.TraceScratch
 	tracing    eventTracer
 
+	cluster    *cluster                                     // cluster.partitions > 0 (cluster.go); nil otherwise
 	dedupe     *deduper                                     // idempotency keys (dedupe.go)
 	jsub       atomic.Pointer[stream.JetStreamSubscription] // JetStream mode (jetstream.go)
 	adminToken []byte                                       // SHA-256 of the admin token (admin.go); nil: none
@@ -162,6 +163,11 @@ func New(opt Options) (*App, error) {
 	a.obsPool.New = func() any { return new(window.Observation) }
 	a.scratch.New = func() any { return new(stream.TraceScratch) }
 	a.dedupe = newDedupe(a)
+	if cfg.Cluster.Clustered() {
+		if err := a.newCluster(); err != nil {
+			return nil, err
+		}
+	}
 	a.registerJetStreamMetrics()
 	if a.adminToken, err = loadAdminToken(cfg.HTTP.AdminTokenFile); err != nil {
 		return nil, err
@@ -275,9 +281,12 @@ func (a *App) Start(ctx context.Context) error {
 	// oldest restored analysis.
 	a.restoreAnalyses(ctx)
 	s := a.cfg.Subjects
-	if a.cfg.NATS.JetStream {
+	switch {
+	case a.cluster != nil:
+		err = a.subscribeCluster(ctx)
+	case a.cfg.NATS.JetStream:
 		err = a.subscribeJetStream(ctx)
-	} else {
+	default:
 		// Up to 512 MiB of a kind's messages wait in the client, whatever
 		// the number of workers; beyond, NATS drops and the drops are
 		// counted (shadoweval_nats_dropped_messages_total).
@@ -317,6 +326,9 @@ func (a *App) Start(ctx context.Context) error {
 	a.goBackground(func() { a.jetStreamLoop(bg) })
 	a.goBackground(func() { a.gateLoop(bg) })
 	a.goBackground(func() { a.historyLoop(bg) })
+	if a.cluster != nil {
+		a.clusterLoops(bg)
+	}
 	a.log.Info("shadoweval ready", "http", a.Addr(), "nats", nc.ConnectedUrlRedacted(), "gold_items", a.gold.Current().Len())
 	return nil
 }
@@ -333,6 +345,10 @@ func (a *App) goBackground(f func()) {
 // closes NATS, the HTTP listener and the embedded server.
 func (a *App) Stop(ctx context.Context) error {
 	var errs []error
+	if a.cluster != nil {
+		a.subscribed.Store(false)
+		a.stopCluster(ctx)
+	}
 	if js := a.jsub.Load(); js != nil {
 		a.subscribed.Store(false)
 		if err := js.Drain(ctx); err != nil {

@@ -48,13 +48,21 @@ func (s *GoldSet) Lookup(qid string) (*checks.Gold, bool) {
 // LoadGold reads and validates a whole gold file. Any bad row refuses the
 // file; the error lists up to ten rows with their line numbers. A repeated
 // qid keeps its last row, as the reference does.
-func LoadGold(path string) (*GoldSet, error) {
+func LoadGold(path string) (*GoldSet, error) { return loadGold(path, nil) }
+
+// loadGold is LoadGold keeping only the items whose qid keep takes (nil:
+// all); the others are checked as well.
+func loadGold(path string, keep func(qid string) bool) (*GoldSet, error) {
 	st, err := stampOf(path)
 	if err != nil {
 		return nil, fmt.Errorf("gold %w", err)
 	}
 	items := make(map[string]*checks.Gold)
-	err = stream.ReadGoldFile(path, checks.NewGold, func(g *checks.Gold) { items[g.QID] = g })
+	err = stream.ReadGoldFile(path, checks.NewGold, func(g *checks.Gold) {
+		if keep == nil || keep(g.QID) {
+			items[g.QID] = g
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -77,6 +85,9 @@ type GoldStore struct {
 	// (window.Observation.QIDKey): a qid keeps its number across reloads.
 	// Under mu.
 	keys map[string]uint32
+	// Keep, when set, chooses the items held (file and bucket alike): a
+	// cluster member holds its partitions' gold only. Set before loading.
+	Keep func(qid string) bool
 	// OnReload is called after every reload attempt with its outcome.
 	OnReload func(set *GoldSet, err error)
 	// OnChange, when set, sees every set put in force, in order (it is
@@ -119,7 +130,7 @@ func (s *GoldStore) Reload() error {
 		}
 		return nil
 	}
-	file, err := LoadGold(s.path)
+	file, err := loadGold(s.path, s.Keep)
 	var set *GoldSet
 	if err == nil {
 		s.number(file)
@@ -192,6 +203,10 @@ func (s *GoldStore) applyKV(kv map[string]*checks.Gold, changes []stream.KVChang
 		if err != nil {
 			delete(kv, c.Key)
 			rejects = append(rejects, GoldReject{Key: c.Key, Reason: reason, Err: err})
+			continue
+		}
+		if s.Keep != nil && !s.Keep(g.QID) {
+			delete(kv, c.Key)
 			continue
 		}
 		g.Key = s.key(g.QID)

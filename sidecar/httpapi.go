@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/shadoweval/shadoweval/sidecar/analysis"
+	"github.com/shadoweval/shadoweval/window"
 )
 
 func (a *App) routes() http.Handler {
@@ -67,6 +70,8 @@ type WindowReport struct {
 	Type    string                 `json:"type,omitempty"`
 	Events  map[string]int64       `json:"events"`
 	Metrics map[string]MetricValue `json:"metrics"`
+	// Members, in a cluster, are the parts merged and their freshness.
+	Members []analysis.MemberFreshness `json:"members,omitempty"`
 }
 
 // MetricValue is a metric's value (null when it has none) and sample count.
@@ -78,6 +83,9 @@ type MetricValue struct {
 // Report builds the window report of arm and window at now ("" type: every
 // content type together).
 func (a *App) Report(arm, win, contentType string, now time.Time) (WindowReport, bool) {
+	if a.cluster != nil {
+		return a.clusterReport(arm, win, contentType, now)
+	}
 	// Counts before the snapshot: an event is counted after it is applied,
 	// so the metrics then hold at least every event counted.
 	events := a.outcomes.Counts(arm, win, now).Map()
@@ -85,20 +93,29 @@ func (a *App) Report(arm, win, contentType string, now time.Time) (WindowReport,
 	if !ok {
 		return WindowReport{}, false
 	}
-	rep := WindowReport{
-		Arm: arm, Window: win, Type: contentType,
-		Events:  events,
-		Metrics: make(map[string]MetricValue, len(snap.Metrics)),
-	}
-	for name, v := range snap.Metrics {
+	return WindowReport{Arm: arm, Window: win, Type: contentType, Events: events, Metrics: metricValues(snap.Metrics)}, true
+}
+
+func metricValues(m map[string]window.Value) map[string]MetricValue {
+	out := make(map[string]MetricValue, len(m))
+	for name, v := range m {
 		mv := MetricValue{Samples: v.Samples}
 		if v.Valid {
 			val := v.Value
 			mv.Value = &val
 		}
-		rep.Metrics[name] = mv
+		out[name] = mv
 	}
-	return rep, true
+	return out
+}
+
+// reportArms are the arms the window reports cover: the cluster's in a
+// cluster.
+func (a *App) reportArms(now time.Time) []string {
+	if a.cluster != nil {
+		return a.clusterArms(now)
+	}
+	return a.win.Arms()
 }
 
 func (a *App) handleWindows(w http.ResponseWriter, r *http.Request) {
@@ -115,7 +132,7 @@ func (a *App) handleWindows(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	list := []WindowReport{}
-	for _, armName := range a.win.Arms() {
+	for _, armName := range a.reportArms(now) {
 		if arm != "" && armName != arm {
 			continue
 		}

@@ -17,7 +17,7 @@ type statusSource struct{ a *App }
 // windows and reports over all content types together, at the App's now.
 func (a *App) StatusSource() statuspage.Source { return statusSource{a} }
 
-func (s statusSource) Arms() []string { return s.a.win.Arms() }
+func (s statusSource) Arms() []string { return s.a.reportArms(s.a.now()) }
 
 func (s statusSource) Windows() []string {
 	var names []string
@@ -60,11 +60,24 @@ func (a *App) statusRoutes(mux *http.ServeMux) {
 	a.historyEvery = every
 	src := statusSource{a}
 	h := statuspage.Handler(src, src, a.history, a.now,
-		statuspage.WithAnalyses(statuspage.AnalysisList(a.analyses.m.List)))
+		statuspage.WithAnalyses(statusAnalyses{a}))
 	mux.Handle("GET /{$}", h)
 	mux.Handle("GET /fragment", h)
 }
 
 func (a *App) historyLoop(ctx context.Context) {
 	a.history.Run(ctx, a.historyEvery, statusSource{a}, a.now)
+}
+
+// statusAnalyses gives the page the analyses with their results as the
+// verdict endpoints give them (merged over the members in a cluster).
+type statusAnalyses struct{ a *App }
+
+func (s statusAnalyses) Analyses() []statuspage.AnalysisState {
+	list := s.a.analyses.m.List()
+	out := make([]statuspage.AnalysisState, 0, len(list))
+	for _, an := range list {
+		out = append(out, statuspage.AnalysisState{Result: s.a.analysisResult(an), History: an.History()})
+	}
+	return out
 }

@@ -37,6 +37,23 @@ type ReplayOptions struct {
 	// FlushTimeout bounds the final flush when ctx has no deadline;
 	// 0 means 10 s.
 	FlushTimeout time.Duration
+	// PartitionKey, when "qid", appends the key token of each line's qid
+	// (PartitionKey of EventQID) to Subject, as a partitioned stream
+	// (SPEC §10) wants it; a line without a qid goes to Subject itself,
+	// for the sidecar to count and dead-letter. "" adds no key token.
+	PartitionKey string
+}
+
+// PartitionKeyQID is the ReplayOptions.PartitionKey that keys by qid.
+const PartitionKeyQID = "qid"
+
+// CheckPartitionKey refuses a partition key other than "" (none) and
+// PartitionKeyQID, the only field that keeps a qid's events together.
+func CheckPartitionKey(key string) error {
+	if key != "" && key != PartitionKeyQID {
+		return fmt.Errorf("want %q or \"\", got %q", PartitionKeyQID, key)
+	}
+	return nil
 }
 
 // ReplayStats summarises a replay.
@@ -44,6 +61,7 @@ type ReplayStats struct {
 	Sent              int   // messages published
 	Bytes             int64 // payload bytes published
 	WithMsgID         int   // messages that carried Nats-Msg-Id
+	Unkeyed           int   // with PartitionKey: messages without a qid, sent without a key token
 	Oversize          int   // lines longer than the server's max payload, skipped
 	FirstOversizeLine int   // line number of the first oversize line (0: none)
 	Elapsed           time.Duration
@@ -52,6 +70,7 @@ type ReplayStats struct {
 type replayLine struct {
 	data []byte
 	id   string
+	key  string // key token; "" for none
 }
 
 // Replay publishes every non-blank line of a JSONL stream, in order, as one
@@ -76,6 +95,10 @@ func Replay(ctx context.Context, nc *nats.Conn, r io.Reader, opt ReplayOptions) 
 	if opt.Rate < 0 {
 		return st, fmt.Errorf("replay: negative rate %v", opt.Rate)
 	}
+	if err := CheckPartitionKey(opt.PartitionKey); err != nil {
+		return st, fmt.Errorf("replay: partition key: %w", err)
+	}
+	keyed := opt.PartitionKey == PartitionKeyQID
 	total := -1
 	if opt.Progress != nil {
 		if s, ok := r.(io.Seeker); ok {
@@ -101,6 +124,11 @@ func Replay(ctx context.Context, nc *nats.Conn, r io.Reader, opt ReplayOptions) 
 		if opt.MsgID {
 			l.id = topLevelString(line, "event_id")
 		}
+		if keyed {
+			if qid := EventQID(line); qid != "" {
+				l.key = PartitionKey(qid)
+			}
+		}
 		return l, nil
 	}, func(lineNo int, l replayLine) error {
 		if err := ctx.Err(); err != nil {
@@ -117,7 +145,10 @@ func Replay(ctx context.Context, nc *nats.Conn, r io.Reader, opt ReplayOptions) 
 			}
 		}
 		n++
-		msg.Data, msg.Header = l.data, nil
+		msg.Subject, msg.Data, msg.Header = subject, l.data, nil
+		if l.key != "" {
+			msg.Subject = subject + "." + l.key
+		}
 		size := int64(len(l.data))
 		if l.id != "" {
 			msg.Header = nats.Header{nats.MsgIdHdr: {l.id}}
@@ -131,9 +162,12 @@ func Replay(ctx context.Context, nc *nats.Conn, r io.Reader, opt ReplayOptions) 
 			return nil
 		}
 		if err := nc.PublishMsg(msg); err != nil {
-			return &LineError{File: name, Line: lineNo, Err: fmt.Errorf("publish to %s: %w", subject, err)}
+			return &LineError{File: name, Line: lineNo, Err: fmt.Errorf("publish to %s: %w", msg.Subject, err)}
 		}
 		st.Sent++
+		if keyed && l.key == "" {
+			st.Unkeyed++
+		}
 		st.Bytes += int64(len(l.data))
 		if l.id != "" {
 			st.WithMsgID++

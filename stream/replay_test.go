@@ -225,6 +225,73 @@ func TestReplayJetStreamDedup(t *testing.T) {
 	}
 }
 
+// With PartitionKey "qid" each line goes to <subject>.<key of its qid>;
+// a line without a qid goes to the subject itself and is counted.
+func TestReplayPartitionKey(t *testing.T) {
+	_, nc := testenv.RunConnected(t)
+	input := strings.Join([]string{
+		`{"qid":"A0001","event_id":"e1"}`,
+		`{"qid":"a.b c"}`,
+		`{"q_id":"A0002"}`,
+		`{"qid":"","q_id":"A0003"}`,
+		`{"qid":5}`,
+		`{"q":"where is the qid?"}`,
+		`not json`,
+		`{"qid":"A0001","event_id":"e2"}`,
+	}, "\n")
+	want := []struct{ subject, data string }{
+		{"rag.trace.canary.A0001", `{"qid":"A0001","event_id":"e1"}`},
+		{"rag.trace.canary." + PartitionKey("a.b c"), `{"qid":"a.b c"}`},
+		{"rag.trace.canary.A0002", `{"q_id":"A0002"}`},
+		{"rag.trace.canary.A0003", `{"qid":"","q_id":"A0003"}`},
+		{"rag.trace.canary", `{"qid":5}`},
+		{"rag.trace.canary", `{"q":"where is the qid?"}`},
+		{"rag.trace.canary", `not json`},
+		{"rag.trace.canary.A0001", `{"qid":"A0001","event_id":"e2"}`},
+	}
+	got := testenv.Collect(t, nc, "rag.trace.>", len(want)+1)
+	st, err := Replay(context.Background(), nc, strings.NewReader(input), ReplayOptions{
+		Subject: "rag.trace.canary", MsgID: true, PartitionKey: PartitionKeyQID,
+	})
+	if err != nil || st.Sent != len(want) || st.Unkeyed != 3 || st.WithMsgID != 2 {
+		t.Fatalf("stats %+v err %v", st, err)
+	}
+	for i, w := range want {
+		if m := testenv.Next(t, got); m.Subject != w.subject || string(m.Data) != w.data {
+			t.Errorf("message %d: %s %s, want %s %s", i, m.Subject, m.Data, w.subject, w.data)
+		}
+	}
+	if k := PartitionKey("a.b c"); !strings.HasPrefix(k, "h") || len(k) != 17 {
+		t.Errorf("key of a qid with '.' and ' ' is %q, want the hash form", k)
+	}
+}
+
+// Without a partition key every line goes to the subject as it is, and
+// none is counted as unkeyed; an unknown key is refused before sending.
+func TestReplayPartitionKeyOff(t *testing.T) {
+	_, nc := testenv.RunConnected(t)
+	got := testenv.Collect(t, nc, ">", 3)
+	st, err := Replay(context.Background(), nc, strings.NewReader("{\"qid\":\"A1\"}\n{}\n"), ReplayOptions{Subject: "rag.trace.live"})
+	if err != nil || st.Sent != 2 || st.Unkeyed != 0 {
+		t.Fatalf("stats %+v err %v", st, err)
+	}
+	for range 2 {
+		if m := testenv.Next(t, got); m.Subject != "rag.trace.live" {
+			t.Fatalf("subject %s, want rag.trace.live", m.Subject)
+		}
+	}
+	st, err = Replay(context.Background(), nc, strings.NewReader("{\"qid\":\"A1\"}\n"), ReplayOptions{PartitionKey: "event_id"})
+	if err == nil || !strings.Contains(err.Error(), `"event_id"`) || st.Sent != 0 {
+		t.Fatalf("partition key event_id: stats %+v err %v", st, err)
+	}
+	testenv.Flush(t, nc)
+	select {
+	case m := <-got:
+		t.Fatalf("refused replay sent %s %s", m.Subject, m.Data)
+	default:
+	}
+}
+
 func TestTopLevelString(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`{"event_id":"a"}`, "a"},

@@ -21,6 +21,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -77,6 +78,30 @@ func Chromium(t testing.TB) string {
 		return p
 	}
 	return NeedBinary(t, "chromium", "chromium", "chromium-browser")
+}
+
+// AddSeedFiles adds the files that match each pattern (filepath.Glob) to
+// f's seed corpus and returns their contents, in order. A pattern that
+// matches no file fails the test: a moved corpus must not leave the fuzzer
+// unseeded unnoticed.
+func AddSeedFiles(f *testing.F, patterns ...string) [][]byte {
+	f.Helper()
+	var seeds [][]byte
+	for _, pattern := range patterns {
+		names, _ := filepath.Glob(pattern) // a malformed pattern matches nothing
+		if len(names) == 0 {
+			f.Fatalf("no seed file matches %s", pattern)
+		}
+		for _, name := range names {
+			data, err := os.ReadFile(name)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(data)
+			seeds = append(seeds, data)
+		}
+	}
+	return seeds
 }
 
 // SyncBuffer collects a process's output, safe to read while it writes.

@@ -131,6 +131,21 @@ func TestCumulativeLambdaBlocks(t *testing.T) {
 	}
 }
 
+// checkpoint encodes cu as a checkpoint and restores a new accumulator
+// from it, as a restarted process does.
+func checkpoint(t *testing.T, cu *Cumulative) (data []byte, back *Cumulative) {
+	t.Helper()
+	data, err := json.Marshal(cu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back = new(Cumulative)
+	if err := json.Unmarshal(data, back); err != nil {
+		t.Fatal(err)
+	}
+	return data, back
+}
+
 // A checkpoint round-trips to the same metrics and keeps the open groups;
 // Merge adds two accumulators up.
 func TestCumulativeJSONAndMerge(t *testing.T) {
@@ -150,15 +165,8 @@ func TestCumulativeJSONAndMerge(t *testing.T) {
 			}
 		}
 	}
-	data, err := json.Marshal(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back Cumulative
-	if err := json.Unmarshal(data, &back); err != nil {
-		t.Fatal(err)
-	}
-	again, _ := json.Marshal(&back)
+	data, back := checkpoint(t, a)
+	again, _ := json.Marshal(back)
 	if string(again) != string(data) {
 		t.Errorf("round trip changed the checkpoint:\n%s\n%s", data, again)
 	}
@@ -183,7 +191,7 @@ func TestCumulativeJSONAndMerge(t *testing.T) {
 	if err := back.Merge(NewCumulative([]int{1}, 3)); err == nil {
 		t.Error("merged accumulators of other cut-offs")
 	}
-	if err := json.Unmarshal([]byte(`{"ks":[1,5],"min_runs":3,"counts":[1]}`), &back); err == nil {
+	if err := json.Unmarshal([]byte(`{"ks":[1,5],"min_runs":3,"counts":[1]}`), back); err == nil {
 		t.Error("a truncated checkpoint was accepted")
 	}
 }
@@ -255,16 +263,9 @@ func TestCumulativeGroupsAcrossNumberings(t *testing.T) {
 	for _, r := range runs[:201] {
 		add(first, r, uint32(r.qid+1))
 	}
-	data, err := json.Marshal(first)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var second Cumulative
-	if err := json.Unmarshal(data, &second); err != nil {
-		t.Fatal(err)
-	}
+	_, second := checkpoint(t, first)
 	for _, r := range runs[201:] {
-		add(&second, r, uint32(len(qids)-r.qid)+10) // another numbering
+		add(second, r, uint32(len(qids)-r.qid)+10) // another numbering
 	}
 	for _, m := range []string{"lambda_convergence", "lambda_flip_rate"} {
 		if got, want := second.Metrics()[m], whole.Metrics()[m]; got != want {

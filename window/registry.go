@@ -15,7 +15,7 @@ import (
 
 // The metric registry: every window metric is a row of registry, and
 // everything that lists metrics (snapshots, Prometheus, spans, config
-// validation, the status page, the README glossary's test) reads it.
+// validation, the status page, the README glossary) reads it.
 
 // Kind says what a metric's value is, which decides the threshold range a
 // gate may use and how intervals and comparisons are computed.
@@ -213,6 +213,14 @@ type Metric struct {
 	Over          Over
 	LowerIsBetter bool
 
+	// The metric's glossary text, from which the README's metric glossary
+	// is generated: what it counts and over what. In a PerK row's text,
+	// <k> stands for the k; a PerTriageLabel row has a definition per
+	// label in LabelDefinitions instead of Definition.
+	Definition       string
+	Denominator      string
+	LabelDefinitions map[string]string
+
 	// How the value is computed, by Kind:
 	//   - Proportion: num / den;
 	//   - Mean: the sums of sum / den;
@@ -239,31 +247,78 @@ type Metric struct {
 }
 
 // registry is every window metric, in the order of SPEC §4 (the order of
-// MetricNames). Adding a metric: a row here (and, for a new per-event
-// count, a Counter above), its per-event check in sidecar/checks, its
-// test, and its row in the README glossary (TestGlossaryMatchesRegistry).
+// MetricNames). Adding a metric: a row here, with its glossary text (and,
+// for a new per-event count, a Counter above), its per-event check in
+// sidecar/checks, and that check's test; `go generate ./window` then
+// refreshes the README's metric glossary from the rows.
 var registry = [...]Metric{
-	{Name: "precision", Kind: Proportion, num: CountShippedPrecise, den: CountShipped, empty: 1, emptyValid: true},
-	{Name: "chr", Kind: Proportion, num: CountShippedHit, den: CountShipped, empty: 1, emptyValid: true, untraced: true},
-	{Name: "under_refusal", Kind: Proportion, LowerIsBetter: true, num: CountShippedUnanswerable, den: CountUnanswerable, emptyValid: true, untraced: true},
-	{Name: "over_refusal", Kind: Proportion, LowerIsBetter: true, num: CountRefusedAnswerable, den: CountAnswerable, emptyValid: true, untraced: true},
-	{Name: "recall_at_", Kind: Proportion, Over: PerK, num: cRecallStrict, den: CountRetrievedAnswerable, emptyValid: true},
-	{Name: "mean_precision_at_", Kind: Mean, Over: PerK, sum: sumPrecisionAtK, den: CountRetrieved},
-	{Name: "mean_recall_at_", Kind: Mean, Over: PerK, sum: sumRecallAtK, den: CountRecallAtK},
-	{Name: "coverage", Kind: Proportion, num: CountCovered, den: CountCoverageEligible},
-	{Name: "citation_accuracy", Kind: Proportion, num: CountCitationAccurate, den: CountCitationAccEligible},
-	{Name: "anchor_proximity", Kind: Distance, LowerIsBetter: true, num: cAnchorSum, den: CountAnchorDistance},
-	{Name: "delta_s_median", Kind: Quantile, LowerIsBetter: true, sketch: CitedDeltaS, q: 0.5},
-	{Name: "delta_s_p90", Kind: Quantile, LowerIsBetter: true, sketch: CitedDeltaS, q: 0.9},
-	{Name: "delta_s_retrieved_median", Kind: Quantile, LowerIsBetter: true, sketch: RetrievedDeltaS, q: 0.5},
-	{Name: "delta_s_retrieved_p90", Kind: Quantile, LowerIsBetter: true, sketch: RetrievedDeltaS, q: 0.9},
-	{Name: "lambda_convergence", Kind: Proportion, num: cLambdaConvergent, den: cLambdaComplete},
-	{Name: "lambda_flip_rate", Kind: Proportion, LowerIsBetter: true, num: cLambdaFlips, den: cLambdaComplete},
-	{Name: "agreement", Kind: Proportion, num: cPairsAgreeing, den: cPairsJudged},
-	{Name: "kappa", Kind: Kappa, den: cPairsJudged},
-	{Name: "abstain_rate", Kind: Proportion, LowerIsBetter: true, num: cPairsScholarAbstain, den: cPairsJudged},
+	{Name: "precision", Kind: Proportion, num: CountShippedPrecise, den: CountShipped, empty: 1, emptyValid: true,
+		Definition:  "shipped answers to answerable questions with C and H",
+		Denominator: "shipped answers (empty: 1, as the reference scorer)"},
+	{Name: "chr", Kind: Proportion, num: CountShippedHit, den: CountShipped, empty: 1, emptyValid: true, untraced: true,
+		Definition:  "citation hit rate: shipped answers to answerable questions with H",
+		Denominator: "shipped answers (empty: 1, as the reference scorer)"},
+	{Name: "under_refusal", Kind: Proportion, LowerIsBetter: true, num: CountShippedUnanswerable, den: CountUnanswerable, emptyValid: true, untraced: true,
+		Definition:  "answers to unanswerable questions that shipped instead of refusing",
+		Denominator: "answers whose gold item is not answerable (empty: 0)"},
+	{Name: "over_refusal", Kind: Proportion, LowerIsBetter: true, num: CountRefusedAnswerable, den: CountAnswerable, emptyValid: true, untraced: true,
+		Definition:  "answers to answerable questions that refused",
+		Denominator: "answers whose gold item is answerable (empty: 0)"},
+	{Name: "recall_at_", Kind: Proportion, Over: PerK, num: cRecallStrict, den: CountRetrievedAnswerable, emptyValid: true,
+		Definition:  "strict recall: scored events whose R_<k> holds all of G (true for empty G)",
+		Denominator: "scored events whose gold item is answerable (empty: 0)"},
+	{Name: "mean_precision_at_", Kind: Mean, Over: PerK, sum: sumPrecisionAtK, den: CountRetrieved,
+		Definition:  "mean of P@<k>: the share of the ids in R_<k> that are in G (0 when nothing was retrieved)",
+		Denominator: "scored events"},
+	{Name: "mean_recall_at_", Kind: Mean, Over: PerK, sum: sumRecallAtK, den: CountRecallAtK,
+		Definition:  "mean of R@<k>: the share of G found in R_<k>",
+		Denominator: "scored events whose G is not empty"},
+	{Name: "coverage", Kind: Proportion, num: CountCovered, den: CountCoverageEligible,
+		Definition:  "answers that cite an id in G, or an item whose `section_id` is the gold `anchor_section` or lies under it (`S.4.2.1` is under `S.4.2`)",
+		Denominator: "answers to answerable questions whose gold item has G or an `anchor_section`"},
+	{Name: "citation_accuracy", Kind: Proportion, num: CountCitationAccurate, den: CountCitationAccEligible,
+		Definition:  "answers whose first citation is in G with offsets (`citation_offsets`, else its `topk` item's) within `citation_offset_tolerance` bytes of the gold offsets at both ends",
+		Denominator: "answers whose gold item has `relevant_offsets`"},
+	{Name: "anchor_proximity", Kind: Distance, LowerIsBetter: true, num: cAnchorSum, den: CountAnchorDistance,
+		Definition:  "mean tree distance between the first citation's `section_id` and the gold `anchor_section`: depth(a) + depth(b) − 2 · depth(common prefix)",
+		Denominator: "answers whose first citation has a `topk` item with a `section_id` and whose gold item has an `anchor_section`"},
+	{Name: "delta_s_median", Kind: Quantile, LowerIsBetter: true, sketch: CitedDeltaS, q: 0.5,
+		Definition:  "median ΔS of the cited item: `delta_s_cited`, else the ΔS of the first citation's ranked item",
+		Denominator: "shipped answers with a cited ΔS"},
+	{Name: "delta_s_p90", Kind: Quantile, LowerIsBetter: true, sketch: CitedDeltaS, q: 0.9,
+		Definition:  "90th percentile of the cited ΔS, as above",
+		Denominator: "shipped answers with a cited ΔS"},
+	{Name: "delta_s_retrieved_median", Kind: Quantile, LowerIsBetter: true, sketch: RetrievedDeltaS, q: 0.5,
+		Definition:  "median ΔS of every ranked item (`delta_s`, else computed from `embeddings`)",
+		Denominator: "ΔS values of the ranked items of scored events"},
+	{Name: "delta_s_retrieved_p90", Kind: Quantile, LowerIsBetter: true, sketch: RetrievedDeltaS, q: 0.9,
+		Definition:  "90th percentile of the ranked items' ΔS",
+		Denominator: "ΔS values of the ranked items of scored events"},
+	{Name: "lambda_convergence", Kind: Proportion, num: cLambdaConvergent, den: cLambdaComplete,
+		Definition:  "complete λ groups that are convergent: every run that states a λ state says `→`, and when some run states none, all runs make the same refuse/ship decision and cite the same id set",
+		Denominator: "complete λ groups: qids with at least `lambda.min_runs` answers in the arm and window"},
+	{Name: "lambda_flip_rate", Kind: Proportion, LowerIsBetter: true, num: cLambdaFlips, den: cLambdaComplete,
+		Definition:  "complete λ groups that flip: some run says `←`, or when some run states none, the runs disagree on refuse/ship",
+		Denominator: "complete λ groups"},
+	{Name: "agreement", Kind: Proportion, num: cPairsAgreeing, den: cPairsJudged,
+		Definition:  "judgement pairs where Scholar and Auditor give the same label",
+		Denominator: "judgement pairs"},
+	{Name: "kappa", Kind: Kappa, den: cPairsJudged,
+		Definition:  "Cohen's κ of the pairs' labels",
+		Denominator: "judgement pairs"},
+	{Name: "abstain_rate", Kind: Proportion, LowerIsBetter: true, num: cPairsScholarAbstain, den: cPairsJudged,
+		Definition:  "judgement pairs whose Scholar label is `ABSTAIN`",
+		Denominator: "judgement pairs"},
 	{Name: "triage_", Kind: Proportion, Over: PerTriageLabel, num: cTriageLabel, den: CountTriaged,
-		lowerLabels: []string{vocab.TriageRetrievalDrift, vocab.TriageGenerationDrift, vocab.TriageRefusalSuspect}},
+		lowerLabels: []string{vocab.TriageRetrievalDrift, vocab.TriageGenerationDrift, vocab.TriageRefusalSuspect},
+		LabelDefinitions: map[string]string{
+			vocab.TriageOK:              "shipped answers that cite only retrieved ids and have a phrase of the claim in the evidence, which holds a query term",
+			vocab.TriageRetrievalDrift:  "shipped answers whose evidence (the `topk` texts) holds none of the query's terms",
+			vocab.TriageGenerationDrift: "shipped answers that cite nothing or an id not retrieved, or none of whose phrases is in evidence that holds query terms",
+			vocab.TriageRefusalOK:       "refusals whose evidence holds none of the query's terms",
+			vocab.TriageRefusalSuspect:  "refusals although the evidence holds query terms",
+		},
+		Denominator: "answers whose `topk` items carry `text`"},
 }
 
 // Registry returns the rows of the registry, in order.

@@ -1,7 +1,7 @@
 package window
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -124,73 +124,70 @@ func TestRegistryRows(t *testing.T) {
 		if m.untraced && !m.PerEvent() {
 			t.Errorf("%s: untraced, but no span event would name it anyway", m.Pattern())
 		}
+		if m.Denominator == "" || (m.Definition == "") != (m.Over == PerTriageLabel) {
+			t.Errorf("%s: glossary text %q, %q", m.Pattern(), m.Definition, m.Denominator)
+		}
+		if m.Over == PerK && !strings.Contains(m.Definition, "<k>") {
+			t.Errorf("%s: the definition does not say where its k goes: %q", m.Pattern(), m.Definition)
+		}
+		if m.Over != PerK && strings.Contains(m.Definition+m.Denominator, "<k>") {
+			t.Errorf("%s: <k> in the glossary text of a row with no k", m.Pattern())
+		}
+		if m.Over == PerTriageLabel {
+			for _, l := range TriageLabels {
+				if m.LabelDefinitions[l] == "" {
+					t.Errorf("%s: no definition for %s", m.Pattern(), l)
+				}
+			}
+		}
+		if len(m.LabelDefinitions) != 0 && (m.Over != PerTriageLabel || len(m.LabelDefinitions) != len(TriageLabels)) {
+			t.Errorf("%s: label definitions %v", m.Pattern(), m.LabelDefinitions)
+		}
 	}
 }
 
-// glossaryRow is one row of the README's metric glossary.
-type glossaryRow struct{ kind, direction string }
-
-// readGlossary reads the table under "## Metric glossary" in README.md.
-func readGlossary(t *testing.T) map[string]glossaryRow {
-	t.Helper()
-	f, err := os.Open("../README.md")
+// The README's metric glossary is the one the registry generates: its
+// rows, at the default k, with their kind, direction and glossary text.
+func TestGlossaryMatchesRegistry(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	rows := map[string]glossaryRow{}
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "## ") {
-			in = line == "## Metric glossary"
-			continue
-		}
-		if !in || !strings.HasPrefix(line, "|") {
-			continue
-		}
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
-		}
-		if len(cells) != 5 || cells[0] == "metric" || strings.HasPrefix(cells[0], "-") {
-			continue
-		}
-		if _, dup := rows[cells[0]]; dup {
-			t.Errorf("README glossary: %s twice", cells[0])
-		}
-		rows[cells[0]] = glossaryRow{cells[1], cells[2]}
+	want, err := RefreshGlossary(readme)
+	if err != nil {
+		t.Fatalf("README.md: %v", err)
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	if bytes.Equal(readme, want) {
+		return
 	}
-	if len(rows) == 0 {
-		t.Fatal("README.md has no metric glossary table")
+	got, wantLines := strings.Split(string(readme), "\n"), strings.Split(string(want), "\n")
+	for i := range min(len(got), len(wantLines)) {
+		if got[i] != wantLines[i] {
+			t.Fatalf("README.md's metric glossary is not the registry's; run go generate ./window\nline %d:\n%s\nthe registry gives:\n%s", i+1, got[i], wantLines[i])
+		}
 	}
-	return rows
+	t.Fatal("README.md's metric glossary is not the registry's; run go generate ./window")
 }
 
-// The README glossary lists exactly the registry's metrics (at the
-// default k), with their kind and direction.
-func TestGlossaryMatchesRegistry(t *testing.T) {
-	rows := readGlossary(t)
-	for _, s := range Expand(DefaultKs) {
-		want := glossaryRow{s.Kind.String(), "higher is better"}
-		if s.LowerIsBetter {
-			want.direction = "lower is better"
-		}
-		got, ok := rows[s.Name]
-		switch {
-		case !ok:
-			t.Errorf("README glossary has no row for %s (%s, %s)", s.Name, want.kind, want.direction)
-		case got != want:
-			t.Errorf("README glossary: %s is %s, %s; the registry says %s, %s", s.Name, got.kind, got.direction, want.kind, want.direction)
-		}
-		delete(rows, s.Name)
+// RefreshGlossary rewrites only what lies between the markers, and
+// refuses a README without them.
+func TestRefreshGlossary(t *testing.T) {
+	readme := "# x\n\n" + glossaryBegin + "| stale |\n" + glossaryEnd + "\nafter\n"
+	got, err := RefreshGlossary([]byte(readme))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for name := range rows {
-		t.Errorf("README glossary lists %s, which the registry does not have", name)
+	want := "# x\n\n" + glossaryBegin + string(glossaryTable(DefaultKs)) + glossaryEnd + "\nafter\n"
+	if string(got) != want {
+		t.Errorf("RefreshGlossary:\n%s\nwant\n%s", got, want)
+	}
+	if !strings.Contains(want, "\n| recall_at_10 | proportion | higher is better | strict recall: scored events whose R_10 holds all of G (true for empty G) |") {
+		t.Errorf("the table does not spell out recall_at_10:\n%s", want)
+	}
+	for _, bad := range []string{"# x\n", "# x\n" + glossaryBegin + "| a |\n", "# x\n" + glossaryEnd + glossaryBegin} {
+		if _, err := RefreshGlossary([]byte(bad)); err == nil {
+			t.Errorf("RefreshGlossary(%q): no error", bad)
+		}
 	}
 }
 

@@ -349,3 +349,26 @@ func Agreement(m [4][4]int64) AgreementStats {
 	st.AbstainRate = float64(rs[3]) / n
 	return st
 }
+
+// Part is the window of arm at now (contentType "" = all types) as an
+// accumulator: its counts, sums and ΔS distributions, and its λ groups
+// judged. Replicas whose qids do not overlap (partitions by qid) merge
+// their parts with Cumulative.Merge into what one replica that saw every
+// event holds: the Metrics of the merge equal that replica's Snapshot.
+// False when the arm, window or type is unknown.
+func (w *Windows) Part(armName, window, contentType string, now time.Time) (*Cumulative, bool) {
+	a, ri, ok := w.find(armName, window)
+	if !ok {
+		return nil, false
+	}
+	g := w.newAgg(true, true)
+	if !w.collect(a, ri, contentType, now, g) {
+		return nil, false
+	}
+	cu := NewCumulative(w.ks, w.minRuns)
+	cu.c.merge(&g.cell, true, false)
+	for i := range g.lam {
+		cu.lam.count(g.lam[i].eval(w.minRuns))
+	}
+	return cu, true
+}

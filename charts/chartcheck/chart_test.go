@@ -2,6 +2,7 @@ package chartcheck
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -20,6 +21,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 )
@@ -76,6 +80,7 @@ func (c *chartCase) check(t *testing.T) {
 	}
 	c.checkGold(t)
 	c.checkSecret(t)
+	c.checkCluster(t)
 	for _, p := range c.pods(t) {
 		t.Run(p.where, func(t *testing.T) { c.checkPod(t, p) })
 	}
@@ -150,6 +155,10 @@ func objectMeta(obj any) metaInfo {
 	case *corev1.ServiceAccount:
 		return metaInfo{o.Namespace, o.Labels}
 	case *appsv1.Deployment:
+		return metaInfo{o.Namespace, o.Labels}
+	case *appsv1.StatefulSet:
+		return metaInfo{o.Namespace, o.Labels}
+	case *policyv1.PodDisruptionBudget:
 		return metaInfo{o.Namespace, o.Labels}
 	case *serviceMonitor:
 		return metaInfo{o.Namespace, o.Labels}
@@ -257,38 +266,52 @@ func (c *chartCase) checkSecret(t *testing.T) {
 	}
 }
 
-// podUnderTest is a pod spec that runs shadoweval: the Deployment's, or in
-// sidecar mode the one of the rendered Deployment patch.
+// podUnderTest is a pod spec that runs shadoweval: the Deployment's, the
+// StatefulSet's, or in sidecar mode the one of the rendered Deployment patch.
 type podUnderTest struct {
 	where       string
 	spec        corev1.PodSpec
 	annotations map[string]string
-	ownPod      bool // the chart's own Deployment (pod securityContext, labels)
+	ownPod      bool // the chart's own Deployment or StatefulSet (pod securityContext, labels)
 	labels      map[string]string
 }
 
 func (c *chartCase) pods(t *testing.T) []podUnderTest {
 	deps := byKind(c.ms, "Deployment")
-	if c.v.str("mode") == "deployment" {
-		if len(deps) != 1 || deps[0].Name != c.fullname {
-			t.Fatalf("deployment mode: want one Deployment %s, got %d", c.fullname, len(deps))
+	sets := byKind(c.ms, "StatefulSet")
+	switch c.v.str("mode") {
+	case "deployment":
+		if len(deps) != 1 || deps[0].Name != c.fullname || len(sets) != 0 {
+			t.Fatalf("deployment mode: want one Deployment %s and no StatefulSet, got %d and %d", c.fullname, len(deps), len(sets))
 		}
 		d := deps[0].Obj.(*appsv1.Deployment)
-		if d.Spec.Replicas == nil || int(*d.Spec.Replicas) != c.v.integer("replicaCount") {
-			t.Errorf("replicas %v, want %d", d.Spec.Replicas, c.v.integer("replicaCount"))
-		}
-		for k, v := range d.Spec.Selector.MatchLabels {
-			if d.Spec.Template.Labels[k] != v {
-				t.Errorf("Deployment selector %s=%s does not match the pod labels", k, v)
-			}
-		}
+		c.checkWorkload(t, "Deployment", d.Spec.Replicas, d.Spec.Selector, d.Spec.Template)
 		if c.v.str("data.existingClaim") != "" && d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 			t.Errorf("data on a claim: want the Recreate strategy, got %q", d.Spec.Strategy.Type)
 		}
 		return []podUnderTest{{where: "Deployment", spec: d.Spec.Template.Spec, annotations: d.Spec.Template.Annotations, ownPod: true, labels: d.Spec.Template.Labels}}
+	case "cluster":
+		if len(deps) != 0 {
+			t.Errorf("cluster mode renders a Deployment")
+		}
+		if len(sets) != 1 || sets[0].Name != c.fullname {
+			t.Fatalf("cluster mode: want one StatefulSet %s, got %d", c.fullname, len(sets))
+		}
+		s := sets[0].Obj.(*appsv1.StatefulSet)
+		c.checkWorkload(t, "StatefulSet", s.Spec.Replicas, s.Spec.Selector, s.Spec.Template)
+		if s.Spec.ServiceName != c.fullname+"-headless" {
+			t.Errorf("StatefulSet serviceName %q, want the headless Service %s-headless", s.Spec.ServiceName, c.fullname)
+		}
+		if s.Spec.PodManagementPolicy != appsv1.ParallelPodManagement {
+			t.Errorf("StatefulSet podManagementPolicy %q, want Parallel", s.Spec.PodManagementPolicy)
+		}
+		if len(s.Spec.VolumeClaimTemplates) != 0 {
+			t.Errorf("StatefulSet has volumeClaimTemplates: the cluster's state lives in NATS")
+		}
+		return []podUnderTest{{where: "StatefulSet", spec: s.Spec.Template.Spec, annotations: s.Spec.Template.Annotations, ownPod: true, labels: s.Spec.Template.Labels}}
 	}
-	if len(deps) != 0 {
-		t.Fatalf("sidecar mode renders a Deployment")
+	if len(deps) != 0 || len(sets) != 0 {
+		t.Fatalf("sidecar mode renders a Deployment or a StatefulSet")
 	}
 	if byKind(c.ms, "ServiceAccount") != nil {
 		t.Errorf("sidecar mode renders a ServiceAccount")
@@ -317,6 +340,99 @@ func (c *chartCase) pods(t *testing.T) []podUnderTest {
 		t.Fatalf("container.yaml: want one container, got %d", len(containers))
 	}
 	return []podUnderTest{{where: "sidecar patch", spec: ps, annotations: patch.Spec.Template.Annotations}}
+}
+
+// checkWorkload: the chart's own Deployment or StatefulSet runs replicaCount
+// pods and selects its own pod template.
+func (c *chartCase) checkWorkload(t *testing.T, kind string, replicas *int32, sel *metav1.LabelSelector, tmpl corev1.PodTemplateSpec) {
+	t.Helper()
+	if replicas == nil || int(*replicas) != c.v.integer("replicaCount") {
+		t.Errorf("%s replicas %v, want %d", kind, replicas, c.v.integer("replicaCount"))
+	}
+	if !selects(t, sel, tmpl.Labels) {
+		t.Errorf("%s selector %v does not match the pod labels %v", kind, sel, tmpl.Labels)
+	}
+}
+
+// selects reports whether a non-empty label selector matches labels.
+func selects(t *testing.T, sel *metav1.LabelSelector, l map[string]string) bool {
+	t.Helper()
+	if sel == nil || len(sel.MatchLabels)+len(sel.MatchExpressions) == 0 {
+		return false
+	}
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		t.Errorf("selector %v: %v", sel, err)
+		return false
+	}
+	return s.Matches(labels.Set(l))
+}
+
+// ownPodLabels are the labels of the chart's own pods (Deployment or
+// StatefulSet), nil in sidecar mode.
+func (c *chartCase) ownPodLabels() map[string]string {
+	if m := c.find("Deployment", c.fullname); m != nil {
+		return m.Obj.(*appsv1.Deployment).Spec.Template.Labels
+	}
+	if m := c.find("StatefulSet", c.fullname); m != nil {
+		return m.Obj.(*appsv1.StatefulSet).Spec.Template.Labels
+	}
+	return nil
+}
+
+// checkCluster: cluster mode's configuration suits pods that share one
+// ConfigMap, and the StatefulSet comes with its headless Service and the
+// PodDisruptionBudget; the other modes render none of these.
+func (c *chartCase) checkCluster(t *testing.T) {
+	headless := c.find("Service", c.fullname+"-headless")
+	pdbs := byKind(c.ms, "PodDisruptionBudget")
+	if c.v.str("mode") != "cluster" {
+		if headless != nil || len(pdbs) != 0 || len(byKind(c.ms, "StatefulSet")) != 0 {
+			t.Errorf("mode %s renders a StatefulSet, its headless Service or a PodDisruptionBudget", c.v.str("mode"))
+		}
+		return
+	}
+	partitions := c.cfg.integer("cluster.partitions")
+	if partitions <= 0 {
+		t.Errorf("config cluster.partitions = %d, want > 0 in cluster mode", partitions)
+	}
+	if c.cfg.str("nats.url") == "" || !c.cfg.boolean("nats.jetstream") {
+		t.Errorf("config nats.url %q, nats.jetstream %v: cluster mode needs an external NATS with JetStream", c.cfg.str("nats.url"), c.cfg.get("nats.jetstream"))
+	}
+	if c.cfg.get("cluster.member") != nil {
+		t.Errorf("config sets cluster.member: every pod would be that member")
+	}
+	members := cmp.Or(c.cfg.integer("cluster.members"), partitions)
+	if c.v.integer("replicaCount") < members {
+		t.Errorf("replicaCount %d < %d members: partitions without a consumer", c.v.integer("replicaCount"), members)
+	}
+	pods := c.ownPodLabels()
+	if headless == nil {
+		t.Fatalf("cluster mode: no headless Service %s-headless", c.fullname)
+	}
+	svc := headless.Obj.(*corev1.Service)
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone {
+		t.Errorf("Service %s: clusterIP %q, want None", svc.Name, svc.Spec.ClusterIP)
+	}
+	if !selects(t, &metav1.LabelSelector{MatchLabels: svc.Spec.Selector}, pods) {
+		t.Errorf("Service %s selector %v does not select the StatefulSet's pods %v", svc.Name, svc.Spec.Selector, pods)
+	}
+	if !c.v.boolean("podDisruptionBudget.enabled") {
+		if len(pdbs) != 0 {
+			t.Errorf("podDisruptionBudget.enabled false, but one is rendered")
+		}
+		return
+	}
+	if len(pdbs) != 1 || pdbs[0].Name != c.fullname {
+		t.Fatalf("want one PodDisruptionBudget %s, got %d", c.fullname, len(pdbs))
+	}
+	pdb := pdbs[0].Obj.(*policyv1.PodDisruptionBudget)
+	if pdb.Spec.MaxUnavailable == nil || *pdb.Spec.MaxUnavailable != intstr.FromInt32(1) || pdb.Spec.MinAvailable != nil {
+		t.Errorf("PodDisruptionBudget maxUnavailable %v, minAvailable %v: want maxUnavailable 1 only", pdb.Spec.MaxUnavailable, pdb.Spec.MinAvailable)
+	}
+	if !selects(t, pdb.Spec.Selector, pods) {
+		t.Errorf("PodDisruptionBudget selector %v does not select the StatefulSet's pods %v", pdb.Spec.Selector, pods)
+	}
 }
 
 func (c *chartCase) checkPod(t *testing.T, p podUnderTest) {
@@ -675,7 +791,8 @@ func findManifest(ms []manifest, kind, name string) *manifest {
 }
 
 func (c *chartCase) checkService(t *testing.T) {
-	svcs := byKind(c.ms, "Service")
+	// Cluster mode's headless Service is checked by checkCluster.
+	svcs := slices.DeleteFunc(byKind(c.ms, "Service"), func(m manifest) bool { return m.Name == c.fullname+"-headless" })
 	if !c.v.boolean("service.enabled") {
 		if len(svcs) != 0 {
 			t.Errorf("service.enabled false, but a Service is rendered")
@@ -690,9 +807,11 @@ func (c *chartCase) checkService(t *testing.T) {
 	if len(ports) != 1 || ports[0].Name != "http-metrics" || int(ports[0].Port) != c.v.integer("service.port") || ports[0].TargetPort != intstr.FromString("http-metrics") {
 		t.Errorf("Service ports %+v, want http-metrics %d -> http-metrics", ports, c.v.integer("service.port"))
 	}
+	// In cluster mode it selects every pod: any of them answers for the
+	// whole cluster.
 	var podLabels map[string]string
-	if c.v.str("mode") == "deployment" {
-		podLabels = byKind(c.ms, "Deployment")[0].Obj.(*appsv1.Deployment).Spec.Template.Labels
+	if c.v.str("mode") != "sidecar" {
+		podLabels = c.ownPodLabels()
 	} else {
 		podLabels = map[string]string{}
 		for k, v := range c.v.get("sidecar.podSelector").(map[string]any) {
@@ -732,6 +851,12 @@ func (c *chartCase) checkServiceMonitor(t *testing.T) {
 	}
 	if len(sm.Spec.Selector.MatchLabels) == 0 {
 		t.Errorf("ServiceMonitor selects every Service")
+	}
+	if !selects(t, &sm.Spec.Selector, svc.Labels) {
+		t.Errorf("ServiceMonitor selector %v does not select the Service's labels %v", sm.Spec.Selector, svc.Labels)
+	}
+	if h := c.find("Service", c.fullname+"-headless"); h != nil && selects(t, &sm.Spec.Selector, h.Obj.(*corev1.Service).Labels) {
+		t.Errorf("ServiceMonitor selects the headless Service too: every pod would be scraped twice")
 	}
 	if !slices.Contains(sm.Spec.NamespaceSelector.MatchNames, namespace) {
 		t.Errorf("ServiceMonitor namespaceSelector %v misses %s", sm.Spec.NamespaceSelector, namespace)
@@ -1027,7 +1152,7 @@ func TestRenderRefuses(t *testing.T) {
 		values string
 		want   string
 	}{
-		{"bad mode", `mode: daemonset`, "value must be one of 'deployment', 'sidecar'"},
+		{"bad mode", `mode: daemonset`, "value must be one of 'deployment', 'cluster', 'sidecar'"},
 		{"unknown value", `replicas: 2`, "additional properties 'replicas' not allowed"},
 		{"unknown config key", "config:\n  nats:\n    jetstrem: true", "additional properties 'jetstrem' not allowed"},
 		{"password in config", "config:\n  nats:\n    url: nats://n:4222\n    password: hunter2", "additional properties 'password' not allowed"},
@@ -1050,6 +1175,16 @@ func TestRenderRefuses(t *testing.T) {
 		{"ServiceMonitor without Service", "service:\n  enabled: false\nserviceMonitor:\n  enabled: true", "needs service.enabled"},
 		{"custom gates and shipped rules", "config:\n  gates:\n    - {name: g, metric: precision, op: '>=', threshold: 0.8}\nprometheusRule:\n  enabled: true", "shadoweval rules --config"},
 		{"mount path clash", "gold:\n  mountPath: /tmp", "must differ"},
+		{"cluster without NATS URL", "mode: cluster\nreplicaCount: 2\nconfig:\n  nats:\n    jetstream: true\n  cluster:\n    partitions: 2", "mode cluster needs config.nats.url"},
+		{"cluster without JetStream", "mode: cluster\nreplicaCount: 2\nconfig:\n  nats:\n    url: nats://n:4222\n  cluster:\n    partitions: 2", "mode cluster needs config.nats.jetstream: true"},
+		{"cluster with JetStream off", "mode: cluster\nreplicaCount: 2\nconfig:\n  nats:\n    url: nats://n:4222\n    jetstream: false\n  cluster:\n    partitions: 2", "mode cluster needs config.nats.jetstream: true"},
+		{"cluster without partitions", "mode: cluster\nreplicaCount: 2\nconfig:\n  nats:\n    url: nats://n:4222\n    jetstream: true", "mode cluster needs config.cluster.partitions > 0"},
+		{"cluster with 0 partitions", "mode: cluster\nreplicaCount: 2\nconfig:\n  nats:\n    url: nats://n:4222\n    jetstream: true\n  cluster:\n    partitions: 0\n    members: 0", "mode cluster needs config.cluster.partitions > 0"},
+		{"cluster with a member", "mode: cluster\nreplicaCount: 2\nconfig:\n  nats:\n    url: nats://n:4222\n    jetstream: true\n  cluster:\n    partitions: 2\n    member: '1'", "config.cluster.member: leave it out in mode cluster"},
+		{"cluster with fewer pods than partitions", "mode: cluster\nreplicaCount: 3\nconfig:\n  nats:\n    url: nats://n:4222\n    jetstream: true\n  cluster:\n    partitions: 4", "replicaCount (3) is below config.cluster.members (4,"},
+		{"cluster with fewer pods than members", "mode: cluster\nreplicaCount: 1\nconfig:\n  nats:\n    url: nats://n:4222\n    jetstream: true\n  cluster:\n    partitions: 4\n    members: 2", "replicaCount (1) is below config.cluster.members (2,"},
+		{"partitions in a Deployment", "config:\n  nats:\n    url: nats://n:4222\n    jetstream: true\n  cluster:\n    partitions: 2", "config.cluster.partitions in mode deployment needs config.cluster.member"},
+		{"bad cluster gold", "config:\n  cluster:\n    gold: some", "/config/cluster/gold"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1314,6 +1449,7 @@ func TestNotes(t *testing.T) {
 		{"", []string{"deployment/rel-shadoweval", "port-forward", "embedded NATS server", "gold set is empty"}},
 		{"sidecar-values.yaml", []string{`include "shadoweval.sidecarContainer" $sw`, "configmap rel-shadoweval-sidecar", "must run in search"}},
 		{"existing-secret-values.yaml", []string{"deployment/rel-shadoweval"}},
+		{"cluster-values.yaml", []string{"statefulset/rel-shadoweval", "6 pods, 3 members sharing 6 partitions", "rel-shadoweval-<i> is member <i> mod 3", "hot standbys"}},
 	} {
 		t.Run(cmpOr(tc.values, "defaults"), func(t *testing.T) {
 			var files []string

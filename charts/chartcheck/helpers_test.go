@@ -16,6 +16,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -183,6 +184,10 @@ func decodeStrict(doc []byte) (any, error) {
 		return strictInto(doc, &corev1.ServiceAccount{})
 	case "apps/v1 Deployment":
 		return strictInto(doc, &appsv1.Deployment{})
+	case "apps/v1 StatefulSet":
+		return strictInto(doc, &appsv1.StatefulSet{})
+	case "policy/v1 PodDisruptionBudget":
+		return strictInto(doc, &policyv1.PodDisruptionBudget{})
 	}
 	return nil, fmt.Errorf("unexpected kind %s %s", tm.APIVersion, tm.Kind)
 }
@@ -224,6 +229,10 @@ func kindName(obj any) (string, string) {
 		return "ServiceAccount", o.Name
 	case *appsv1.Deployment:
 		return "Deployment", o.Name
+	case *appsv1.StatefulSet:
+		return "StatefulSet", o.Name
+	case *policyv1.PodDisruptionBudget:
+		return "PodDisruptionBudget", o.Name
 	case *serviceMonitor:
 		return "ServiceMonitor", o.Name
 	case *prometheusRule:

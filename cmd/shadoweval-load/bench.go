@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/shadoweval/shadoweval/internal/cmdutil"
+	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/stream/gen"
 )
 
@@ -49,11 +51,30 @@ type benchOpts struct {
 	probeRaw               bool
 	targetRatio            float64
 	trials                 int
+	partitionKey           string // "" or "qid": the publisher's subjects
+	replicas, partitions   int    // cluster mode when replicas > 0
 }
 
+// clustered reports whether the run measures a cluster of replicas.
+func (o *benchOpts) clustered() bool { return o.replicas > 0 }
+
 func runBench(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("bench", stderr)
-	o := benchOpts{stdout: stdout, stderr: stderr}
+	o, code := parseBench(args, stdout, stderr)
+	if o == nil {
+		return code
+	}
+	if err := o.main(); err != nil {
+		fmt.Fprintln(stderr, "shadoweval-load:", err)
+		return 1
+	}
+	return 0
+}
+
+// parseBench reads and checks the flags; on a usage error it returns nil
+// and the exit code, having said why on stderr.
+func parseBench(args []string, stdout, stderr io.Writer) (*benchOpts, int) {
+	fs := cmdutil.NewFlags(prog, "bench", stderr)
+	o := &benchOpts{stdout: stdout, stderr: stderr}
 	fs.StringVar(&o.bin, "bin", "bin/shadoweval", "the shadoweval binary (make build)")
 	fs.Int64Var(&o.n, "n", 2_000_000, "messages per phase")
 	fs.IntVar(&o.runs, "runs", 3, "runs (raw NATS then sidecar, each time); the table gives each and the median")
@@ -80,24 +101,15 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (gold file, logs)")
 	fs.StringVar(&o.sidecarConfig, "sidecar-config", "", "a shadoweval config file for the sidecar (--config), e.g. shorter windows so a soak outlasts the longest window many times")
 	fs.StringVar(&o.sidecarEnv, "sidecar-env", "", "extra environment of the sidecar only, comma-separated K=V (e.g. GOGC=400)")
+	fs.StringVar(&o.partitionKey, "partition-key", "", `"qid": the publisher sends rag.trace.<arm>.<key of the qid>, as to a partitioned stream; "": rag.trace.<arm> (with --replicas: qid)`)
+	fs.IntVar(&o.replicas, "replicas", 0, "cluster throughput: run this many sidecars as the members of one cluster on a JetStream server, publish --n keyed events into the stream and time until the replicas together have counted them all (0: one sidecar on core NATS)")
+	fs.IntVar(&o.partitions, "partitions", 0, "with --replicas: cluster.partitions, at least --replicas (0: as many as --replicas)")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return nil, 2
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "shadoweval-load: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	if o.duration > 0 && o.rate <= 0 {
-		fmt.Fprintln(stderr, "shadoweval-load: --duration needs --rate")
-		return 2
-	}
-	if o.trials < 0 || o.targetRatio <= 0 || o.targetRatio > 1 {
-		fmt.Fprintln(stderr, "shadoweval-load: --trials must not be negative and --target-ratio must be in (0, 1]")
-		return 2
-	}
-	if o.n <= 0 || o.runs <= 0 || o.items <= 0 || o.pool <= 0 {
-		fmt.Fprintln(stderr, "shadoweval-load: --n, --runs, --items and --pool must be positive")
-		return 2
+	if err := o.check(fs); err != nil {
+		fmt.Fprintln(stderr, "shadoweval-load:", err)
+		return nil, 2
 	}
 	if o.timeout == 0 {
 		o.timeout = 20 * time.Minute
@@ -108,11 +120,56 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	o.deadline = time.Now().Add(o.timeout)
 	o.pollEvery, o.stallWindow = 100*time.Millisecond, 10*time.Second
 	o.commandLine = "shadoweval-load " + strings.Join(args, " ")
-	if err := o.main(); err != nil {
-		fmt.Fprintln(stderr, "shadoweval-load:", err)
-		return 1
+	return o, 0
+}
+
+// check validates the parsed flags, and fills in what follows from them.
+func (o *benchOpts) check(fs *flag.FlagSet) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case o.duration > 0 && o.rate <= 0:
+		return errors.New("--duration needs --rate")
+	case o.trials < 0 || o.targetRatio <= 0 || o.targetRatio > 1:
+		return errors.New("--trials must not be negative and --target-ratio must be in (0, 1]")
+	case o.n <= 0 || o.runs <= 0 || o.items <= 0 || o.pool <= 0:
+		return errors.New("--n, --runs, --items and --pool must be positive")
 	}
-	return 0
+	if err := stream.CheckPartitionKey(o.partitionKey); err != nil {
+		return fmt.Errorf("--partition-key: %w", err)
+	}
+	if o.replicas == 0 {
+		if set["partitions"] {
+			return errors.New("--partitions goes with --replicas")
+		}
+		return nil
+	}
+	if o.replicas < 0 {
+		return fmt.Errorf("--replicas must not be negative, got %d", o.replicas)
+	}
+	if o.partitions == 0 {
+		o.partitions = o.replicas
+	}
+	if o.partitions < o.replicas {
+		// Each member of the consumer group owns at least one partition.
+		return fmt.Errorf("--partitions (%d) must be at least --replicas (%d)", o.partitions, o.replicas)
+	}
+	if o.duration > 0 || o.trials > 0 {
+		return errors.New("--replicas measures a flood: it goes with neither --duration nor --trials")
+	}
+	if set["partition-key"] && o.partitionKey == "" {
+		return errors.New("--replicas needs --partition-key qid: the stream partitions by the key token")
+	}
+	o.partitionKey = stream.PartitionKeyQID
+	// Every replica's config differs from member 0's in member and port
+	// only: checking it here turns a cluster the sidecar would refuse
+	// into a usage error before anything starts.
+	if _, err := o.clusterConfig(0, "nats://127.0.0.1:4222", "127.0.0.1:9464", "gold.jsonl"); err != nil {
+		return err
+	}
+	return nil
 }
 
 func (o *benchOpts) main() error {
@@ -139,14 +196,15 @@ func (o *benchOpts) main() error {
 	if err := cmdutil.WriteFile(o.goldPath, func(w io.Writer) error { return gen.WriteGold(w, gold) }); err != nil {
 		return err
 	}
-	o.server, err = startChild("nats server", filepath.Join(o.dir, "server.log"), o.self, "server", "--max-pending", strconv.FormatInt(o.serverMaxPending, 10))
+	if o.clustered() {
+		o.header()
+		return o.cluster()
+	}
+	stop, err := o.startServer("server.log", "")
 	if err != nil {
 		return err
 	}
-	defer o.server.stop(syscall.SIGTERM, 10*time.Second)
-	if o.url, err = o.server.expect("ready ", 15*time.Second); err != nil {
-		return err
-	}
+	defer stop()
 	o.header()
 	if o.duration > 0 {
 		return o.soak()
@@ -157,9 +215,34 @@ func (o *benchOpts) main() error {
 	return o.bench()
 }
 
+// startServer starts the NATS server child, with JetStream in jsDir when
+// that is not empty, and points o.url and o.server at it; stop ends it.
+func (o *benchOpts) startServer(logName, jsDir string) (stop func(), err error) {
+	args := []string{"server", "--max-pending", strconv.FormatInt(o.serverMaxPending, 10)}
+	if jsDir != "" {
+		args = append(args, "--jetstream-dir", jsDir)
+	}
+	srv, err := startChild("nats server", filepath.Join(o.dir, logName), o.self, args...)
+	if err != nil {
+		return nil, err
+	}
+	stop = func() { srv.stop(syscall.SIGTERM, 10*time.Second) }
+	url, err := srv.expect("ready ", 15*time.Second)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	o.server, o.url = srv, url
+	return stop, nil
+}
+
 func (o *benchOpts) header() {
 	fmt.Fprintf(o.stdout, "command: %s\n", o.commandLine)
 	fmt.Fprintf(o.stdout, "machine: %s/%s, nproc %d, %s, load average at start %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), loadAvg())
+	if o.clustered() {
+		fmt.Fprintf(o.stdout, "setup:   nats-server (library) in its own process on 127.0.0.1, JetStream (a fresh store each run); publisher and %d sidecars (%s) are separate processes\n", o.replicas, o.bin)
+		return
+	}
 	fmt.Fprintf(o.stdout, "setup:   nats-server (library) in its own process on 127.0.0.1, core NATS; publisher, counting subscriber and sidecar (%s) are separate processes\n", o.bin)
 }
 
@@ -177,6 +260,12 @@ func (o *benchOpts) startPublisher(tag string, n int64, rate float64) (*child, e
 	}
 	if o.hostile > 0 {
 		args = append(args, "--hostile", strconv.FormatFloat(o.hostile, 'f', -1, 64))
+	}
+	if o.partitionKey != "" {
+		args = append(args, "--partition-key", o.partitionKey)
+	}
+	if o.clustered() {
+		args = append(args, "--jetstream")
 	}
 	p, err := startChild("publisher", filepath.Join(o.dir, "publish-"+tag+".log"), o.self, args...)
 	if err != nil {
@@ -473,11 +562,16 @@ func (o *benchOpts) rawPhase(id string, r *runResult) error {
 	return nil
 }
 
-// waitCounted polls the sidecar until it has counted want events more than
-// base, or no progress was made for stallWindow after the publisher ended.
-// It returns the last scrape and the time the want-th event was counted,
-// interpolated between polls.
+// waitCounted polls the sidecar at addr until it has counted want events
+// more than base, or no progress was made for stallWindow after the
+// publisher ended. It returns the last scrape and the time the want-th
+// event was counted, interpolated between polls.
 func (o *benchOpts) waitCounted(addr string, base scrape, want float64, pubDone <-chan struct{}, onPoll func(scrape)) (scrape, time.Time, error) {
+	return o.waitCountedBy(func() (scrape, error) { return getScrape(addr) }, base, want, pubDone, onPoll)
+}
+
+// waitCountedBy is waitCounted with the scrape taken by get.
+func (o *benchOpts) waitCountedBy(get func() (scrape, error), base scrape, want float64, pubDone <-chan struct{}, onPoll func(scrape)) (scrape, time.Time, error) {
 	prev := base
 	lastProgress := time.Now()
 	ended := false
@@ -488,7 +582,7 @@ func (o *benchOpts) waitCounted(addr string, base scrape, want float64, pubDone 
 		default:
 		}
 		time.Sleep(o.pollEvery)
-		s, err := getScrape(addr)
+		s, err := get()
 		if err != nil {
 			return prev, time.Time{}, err
 		}

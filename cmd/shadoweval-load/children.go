@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/shadoweval/shadoweval/internal/cmdutil"
+	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/stream/gen"
 )
 
@@ -27,16 +27,16 @@ import (
 // the publisher's stdin to start sending; a child whose stdin closes (the
 // parent is gone) stops.
 
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	return cmdutil.NewFlags("shadoweval-load", name, stderr)
-}
+// prog names the tool in flag errors.
+const prog = "shadoweval-load"
 
 // ---- server ----
 
 func runServer(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("server", stderr)
+	fs := cmdutil.NewFlags(prog, "server", stderr)
 	port := fs.Int("port", -1, "client port on 127.0.0.1 (-1: any free port)")
 	maxPending := fs.Int64("max-pending", 0, "server-side outbound buffer per client in bytes before it is cut as a slow consumer (0: nats-server's default, 64 MiB)")
+	jsDir := fs.String("jetstream-dir", "", "turn JetStream on, storing in this directory (empty: core NATS only)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -47,6 +47,8 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 		NoSigs:     true,
 		NoLog:      true,
 		MaxPending: *maxPending,
+		JetStream:  *jsDir != "",
+		StoreDir:   *jsDir,
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "server:", err)
@@ -90,8 +92,9 @@ type event struct {
 
 // makeEvents pre-generates n events from a TraceSource (no ts), arms in
 // turn, in the given shape: one of gen.Shapes, or "full" (the whole
-// event).
-func makeEvents(n int, shape string, seed uint64, items int, arms []string) ([]event, error) {
+// event). keyed sends each to rag.trace.<arm>.<key of its qid>, as
+// publishers to a partitioned stream do (SPEC §10).
+func makeEvents(n int, shape string, seed uint64, items int, arms []string, keyed bool) ([]event, error) {
 	src := gen.NewTraceSource(genOptions(seed, items, arms))
 	out := make([]event, n)
 	for i := range out {
@@ -110,9 +113,22 @@ func makeEvents(n int, shape string, seed uint64, items int, arms []string) ([]e
 		if len(ev) < 2 || ev[0] != '{' || bytes.Contains(ev, []byte(`"ts":`)) {
 			return nil, fmt.Errorf("unexpected event %q", ev)
 		}
-		out[i] = event{subject: "rag.trace." + arm, body: ev[1:]}
+		out[i] = event{subject: keySubject("rag.trace."+arm, ev, keyed), body: ev[1:]}
 	}
 	return out, nil
+}
+
+// keySubject is subject, followed by the key token of ev's qid when keyed
+// and ev has a qid (one without goes unkeyed, as `shadoweval replay`
+// sends it).
+func keySubject(subject string, ev []byte, keyed bool) string {
+	if !keyed {
+		return subject
+	}
+	if qid := stream.EventQID(ev); qid != "" {
+		return subject + "." + stream.PartitionKey(qid)
+	}
+	return subject
 }
 
 func genOptions(seed uint64, items int, arms []string) gen.Options {
@@ -125,13 +141,18 @@ type publishResult struct {
 	Sent      int64   `json:"sent"`
 	Bytes     int64   `json:"bytes"`
 	Start     int64   `json:"start_unix_nano"` // first publish
-	End       int64   `json:"end_unix_nano"`   // flushed to the server
+	End       int64   `json:"end_unix_nano"`   // flushed to the server (with --jetstream: the last ack in)
 	MeanBytes float64 `json:"mean_bytes"`
 	CPU       int64   `json:"cpu_ns"` // user+system CPU of the process while sending
+	// With --jetstream: the stream's acknowledgements, and the first
+	// refusal (an error reply, or no stream for the subject).
+	Acked     int64  `json:"acked,omitempty"`
+	AckFailed int64  `json:"ack_failed,omitempty"`
+	AckError  string `json:"ack_error,omitempty"`
 }
 
 func runPublish(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("publish", stderr)
+	fs := cmdutil.NewFlags(prog, "publish", stderr)
 	url := fs.String("url", "", "NATS URL")
 	n := fs.Int64("n", 1_000_000, "messages to send")
 	rate := fs.Float64("rate", 0, "messages per second (0: as fast as possible)")
@@ -141,15 +162,22 @@ func runPublish(args []string, stdout, stderr io.Writer) int {
 	arms := fs.String("arms", "live,canary", "arms, in turn")
 	pool := fs.Int("pool", 1<<18, "distinct events pre-generated (sent in a cycle)")
 	hostile := fs.Float64("hostile", 0, "share of hostile messages")
+	partitionKey := fs.String("partition-key", "", `"qid": send to rag.trace.<arm>.<key of the qid>; "": to rag.trace.<arm>`)
+	jetStream := fs.Bool("jetstream", false, fmt.Sprintf("publish into a JetStream stream and wait for its acks, at most %d outstanding", ackWindow))
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	evs, err := makeEvents(int(min(*n, int64(*pool))), *shape, *seed, *items, strings.Split(*arms, ","))
+	if err := stream.CheckPartitionKey(*partitionKey); err != nil {
+		fmt.Fprintln(stderr, "publish: --partition-key:", err)
+		return 2
+	}
+	keyed := *partitionKey == stream.PartitionKeyQID
+	evs, err := makeEvents(int(min(*n, int64(*pool))), *shape, *seed, *items, strings.Split(*arms, ","), keyed)
 	if err != nil {
 		fmt.Fprintln(stderr, "publish:", err)
 		return 1
 	}
-	mixHostile(evs, *hostile)
+	mixHostile(evs, *hostile, keyed)
 	if *rate > 0 {
 		// Paced, with two Ps nats.go's flusher goroutine wakes on the other
 		// P at each burst's first publish and writes the burst out in small
@@ -168,6 +196,13 @@ func runPublish(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer nc.Close()
+	var acks *ackCounter
+	if *jetStream {
+		if acks, err = newAckCounter(nc); err != nil {
+			fmt.Fprintln(stderr, "publish:", err)
+			return 1
+		}
+	}
 	var size int64
 	for _, e := range evs {
 		size += int64(len(e.body)) + int64(len(`{"ts":"`+gen.TSLayout+`",`))
@@ -177,7 +212,7 @@ func runPublish(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	cpu0 := selfCPU()
-	res, err := publish(nc, evs, *n, *rate)
+	res, err := publish(nc, evs, *n, *rate, acks)
 	res.CPU = selfCPU() - cpu0
 	if err != nil {
 		fmt.Fprintln(stderr, "publish:", err)
@@ -195,29 +230,112 @@ func waitGo() bool {
 	return err == nil && strings.TrimSpace(line) == "go"
 }
 
+// ackWindow bounds the publishes a JetStream publisher has not had acked.
+// A core NATS publish into a stream is dropped without a word once the
+// stream's ingest queue holds 100,000 messages (nats-server's default
+// limit), which a publisher flat out on the same host reaches: the loss
+// would be the tool's, not the sidecar's. With acks and this window the
+// queue stays far below that, every message is known stored, and the
+// window is wide enough that the round trip never idles the publisher.
+const ackWindow = 16384
+
+// ackTimeout is how long a JetStream publisher waits for the window to
+// open or the last acks to come in.
+const ackTimeout = time.Minute
+
+// ackCounter counts the acks of publishes sent with its one reply subject.
+// One subscription and a count, instead of nats.go's future per message
+// (a map entry, a reply subject and a timer each), keep the publisher's
+// cost per message near a core publish's, so that it is not the
+// bottleneck of the stream it measures.
+type ackCounter struct {
+	inbox    string
+	done     atomic.Int64 // acks in, stored or refused
+	failed   atomic.Int64
+	firstErr atomic.Pointer[string]
+	wake     chan struct{} // a token when acks came in
+}
+
+func newAckCounter(nc *nats.Conn) (*ackCounter, error) {
+	a := &ackCounter{inbox: nc.NewInbox(), wake: make(chan struct{}, 1)}
+	sub, err := nc.Subscribe(a.inbox, a.ack)
+	if err == nil {
+		err = sub.SetPendingLimits(-1, 512<<20)
+	}
+	if err == nil {
+		err = nc.FlushTimeout(10 * time.Second)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ack subscription: %w", err)
+	}
+	return a, nil
+}
+
+// ack reads one reply: a PubAck, an error reply, or a status without
+// body (503: no stream takes the subject).
+func (a *ackCounter) ack(m *nats.Msg) {
+	if bad := len(m.Data) == 0 || bytes.Contains(m.Data, []byte(`"error"`)); bad {
+		a.failed.Add(1)
+		msg := string(m.Data)
+		if msg == "" {
+			msg = "status " + m.Header.Get("Status") + " " + m.Header.Get("Description")
+		}
+		a.firstErr.CompareAndSwap(nil, &msg)
+	}
+	a.done.Add(1)
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// waitBelow waits until fewer than limit of sent are unacknowledged.
+func (a *ackCounter) waitBelow(sent, limit int64) error {
+	if sent-a.done.Load() < limit {
+		return nil
+	}
+	t := time.NewTimer(ackTimeout)
+	defer t.Stop()
+	for sent-a.done.Load() >= limit {
+		select {
+		case <-a.wake:
+		case <-t.C:
+			return fmt.Errorf("jetstream: %d of %d publishes unacknowledged after %v", sent-a.done.Load(), sent, ackTimeout)
+		}
+	}
+	return nil
+}
+
 // publish sends n messages, cycling through evs, each with ts = the time
 // it is sent (refreshed every 32 messages when flooding, every burst when
-// paced).
-func publish(nc *nats.Conn, evs []event, n int64, rate float64) (publishResult, error) {
+// paced). With acks, each asks the stream for an ack and at most
+// ackWindow are outstanding; the result's End is the last ack's arrival.
+func publish(nc *nats.Conn, evs []event, n int64, rate float64, acks *ackCounter) (publishResult, error) {
 	var res publishResult
 	buf := make([]byte, 0, 4096)
 	var ts []byte
 	stamp := func(now time.Time) { ts = now.UTC().AppendFormat(ts[:0], gen.TSLayout) }
-	send := func(i int64) error {
+	var i int64
+	send := func() error {
 		e := &evs[i%int64(len(evs))]
 		buf = append(append(append(append(buf[:0], `{"ts":"`...), ts...), `",`...), e.body...)
 		res.Bytes += int64(len(buf))
-		return nc.Publish(e.subject, buf)
+		if acks == nil {
+			return nc.Publish(e.subject, buf)
+		}
+		if err := acks.waitBelow(i, ackWindow); err != nil {
+			return err
+		}
+		return nc.PublishRequest(e.subject, acks.inbox, buf)
 	}
 	start := time.Now()
 	res.Start = start.UnixNano()
-	var i int64
 	if rate <= 0 {
 		for ; i < n; i++ {
 			if i%32 == 0 {
 				stamp(time.Now())
 			}
-			if err := send(i); err != nil {
+			if err := send(); err != nil {
 				return res, err
 			}
 		}
@@ -236,7 +354,7 @@ func publish(nc *nats.Conn, evs []event, n int64, rate float64) (publishResult, 
 			}
 			stamp(now)
 			for ; i < due; i++ {
-				if err := send(i); err != nil {
+				if err := send(); err != nil {
 					return res, err
 				}
 			}
@@ -246,6 +364,16 @@ func publish(nc *nats.Conn, evs []event, n int64, rate float64) (publishResult, 
 		return res, err
 	}
 	res.Sent = i
+	if acks != nil {
+		if err := acks.waitBelow(i, 1); err != nil {
+			return res, err
+		}
+		res.AckFailed = acks.failed.Load()
+		res.Acked = acks.done.Load() - res.AckFailed
+		if p := acks.firstErr.Load(); p != nil {
+			res.AckError = *p
+		}
+	}
 	res.End = time.Now().UnixNano()
 	return res, nil
 }
@@ -269,7 +397,7 @@ func selfCPU() int64 {
 }
 
 func runSink(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("sink", stderr)
+	fs := cmdutil.NewFlags(prog, "sink", stderr)
 	url := fs.String("url", "", "NATS URL")
 	subject := fs.String("subject", "rag.trace.>", "subject to count")
 	n := fs.Int64("n", 1_000_000, "messages to wait for")
@@ -340,7 +468,8 @@ var hostileBodies = []struct{ subject, body string }{
 
 // mixHostile replaces one event in every 1/share with a hostile one,
 // cycling through the kinds; arm-flood subjects get a fresh arm each time.
-func mixHostile(evs []event, share float64) {
+// keyed adds the key token as makeEvents does.
+func mixHostile(evs []event, share float64, keyed bool) {
 	if share <= 0 {
 		return
 	}
@@ -352,7 +481,7 @@ func mixHostile(evs []event, share float64) {
 		if strings.Contains(subject, "%d") {
 			subject = fmt.Sprintf(subject, k)
 		}
-		evs[i] = event{subject: subject, body: []byte(h.body)}
+		evs[i] = event{subject: keySubject(subject, []byte("{"+h.body), keyed), body: []byte(h.body)}
 		k++
 	}
 }

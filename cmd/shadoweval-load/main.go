@@ -12,6 +12,12 @@
 // With --duration and --rate it runs a soak at a fixed rate instead and
 // samples the sidecar's RSS every --sample to show that it stays flat.
 //
+// With --replicas R (and --partitions P, at least R) it measures a cluster
+// (SPEC §10): a JetStream server, R sidecars as members 0..R-1 of one
+// cluster of P partitions, and N events keyed by qid published into the
+// stream with acks; it reports the events/s until the replicas together
+// have counted them all, and each replica's share, CPU and peak RSS.
+//
 // Every process is a child of this one, on 127.0.0.1 only: the NATS server
 // (`shadoweval-load server`, the nats-server library in a process of its
 // own, so that its CPU and memory are neither the sidecar's nor the
@@ -24,6 +30,7 @@
 //
 //	shadoweval-load [--n 2000000] [--runs 3] [--shape compact|full] [--bin bin/shadoweval]
 //	shadoweval-load --duration 10m --rate 200000 [--sample 10s]
+//	shadoweval-load --replicas 3 [--partitions 6] [--n 2000000] [--runs 3]
 package main
 
 import (

@@ -20,11 +20,16 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	rate := fs.Float64("rate", 0, "messages per second (0: as fast as possible)")
 	natsURL := fs.String("nats-url", "nats://127.0.0.1:4222", "NATS server URL")
 	msgID := fs.Bool("msg-id", true, "set Nats-Msg-Id from each event's event_id")
+	partitionKey := fs.String("partition-key", "", `"qid": publish each event to SUBJECT.<key of its qid>, for a partitioned stream (cluster.partitions); "": to SUBJECT`)
 	if err := fs.Parse(reorder(args)); err != nil {
 		return exitBadInput
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: shadoweval replay FILE [--subject S] [--rate N] [--nats-url U]")
+		fmt.Fprintln(stderr, "usage: shadoweval replay FILE [--subject S] [--rate N] [--nats-url U] [--msg-id=false] [--partition-key qid]")
+		return exitBadInput
+	}
+	if err := stream.CheckPartitionKey(*partitionKey); err != nil {
+		fmt.Fprintf(stderr, "shadoweval replay: --partition-key: %v\n", err)
 		return exitBadInput
 	}
 	f, err := os.Open(fs.Arg(0))
@@ -43,7 +48,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	defer nc.Close()
-	opt := stream.ReplayOptions{Name: fs.Arg(0), Subject: *subject, Rate: *rate, MsgID: *msgID}
+	opt := stream.ReplayOptions{Name: fs.Arg(0), Subject: *subject, Rate: *rate, MsgID: *msgID, PartitionKey: *partitionKey}
 	if isTerminal(stdout) {
 		opt.Progress = func(sent, total int) { drawProgress(stdout, sent, total) }
 	}
@@ -55,7 +60,14 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shadoweval replay: %v\n", err)
 		return exitBadInput
 	}
-	fmt.Fprintf(stdout, "published %d messages (%d bytes) to %s in %s", st.Sent, st.Bytes, *subject, st.Elapsed.Round(time.Millisecond))
+	to := *subject
+	if *partitionKey != "" {
+		to += ".<key>"
+	}
+	fmt.Fprintf(stdout, "published %d messages (%d bytes) to %s in %s", st.Sent, st.Bytes, to, st.Elapsed.Round(time.Millisecond))
+	if st.Unkeyed > 0 {
+		fmt.Fprintf(stdout, "; %d lines without a qid were published without a key token", st.Unkeyed)
+	}
 	if st.Oversize > 0 {
 		fmt.Fprintf(stdout, "; skipped %d lines over the server's max payload (first at line %d)", st.Oversize, st.FirstOversizeLine)
 	}

@@ -56,6 +56,21 @@ type Result struct {
 	// Reason says in words why the verdict is not pass.
 	Reason string        `json:"reason,omitempty"`
 	Checks []CheckResult `json:"checks"`
+	// Members, in a cluster, are the parts merged and their freshness.
+	Members []MemberFreshness `json:"members,omitempty"`
+}
+
+// MemberFreshness is one cluster member's part in a merged answer: the
+// instance that wrote it, the last stream sequence it had applied, its age
+// in seconds, and whether it is older than cluster.stale_after (or there
+// is none).
+type MemberFreshness struct {
+	Member     string  `json:"member"`
+	Instance   string  `json:"instance,omitempty"`
+	Applied    uint64  `json:"applied_sequence"`
+	AgeSeconds float64 `json:"age_seconds"`
+	Stale      bool    `json:"stale"`
+	Missing    bool    `json:"missing,omitempty"`
 }
 
 // Point is one judgement of an analysis' checks, kept for the status page:

@@ -441,7 +441,7 @@ func TestRunningIntersection(t *testing.T) {
 	}
 }
 
-func mustEncode(t *testing.T, an *Analysis, mode SaveMode) []byte {
+func mustEncode(t testing.TB, an *Analysis, mode SaveMode) []byte {
 	t.Helper()
 	s, err := an.Save(mode)
 	if err != nil {
@@ -464,15 +464,7 @@ func FuzzDecodeSaved(f *testing.F) {
 	feed(&testing.T{}, m, rand.New(rand.NewPCG(1, 2)), "canary", healthy, 200, t0)
 	an, _ := m.Get("a")
 	for _, mode := range []SaveMode{SaveAll, SaveSpec} {
-		s, err := an.Save(mode)
-		if err != nil {
-			f.Fatal(err)
-		}
-		data, err := s.Encode()
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
+		f.Add(mustEncode(f, an, mode))
 	}
 	f.Add([]byte{0x1f, 0x8b})
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -33,6 +33,16 @@ type Handlers struct {
 	M     *Manager
 	Now   func() time.Time
 	Admin func(w http.ResponseWriter, r *http.Request) bool
+	// Result, when set, gives an analysis' result in place of its own
+	// (a cluster's replicas answer with every member's events merged).
+	Result func(*Analysis) Result
+}
+
+func (h *Handlers) result(an *Analysis) Result {
+	if h.Result != nil {
+		return h.Result(an)
+	}
+	return an.Result()
 }
 
 // Register mounts every endpoint on mux.
@@ -94,7 +104,7 @@ func (h *Handlers) verdict(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorStatus(err), err)
 		return
 	}
-	writeJSON(w, http.StatusOK, an.Result())
+	writeJSON(w, http.StatusOK, h.result(an))
 }
 
 func (h *Handlers) start(w http.ResponseWriter, r *http.Request) {
@@ -112,13 +122,13 @@ func (h *Handlers) start(w http.ResponseWriter, r *http.Request) {
 	if created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, an.Result())
+	writeJSON(w, status, h.result(an))
 }
 
 func (h *Handlers) list(w http.ResponseWriter, _ *http.Request) {
 	out := []Result{}
 	for _, an := range h.M.List() {
-		out = append(out, an.Result())
+		out = append(out, h.result(an))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"analyses": out})
 }
@@ -139,7 +149,7 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) {
 	if hist == nil {
 		hist = []Point{}
 	}
-	writeJSON(w, http.StatusOK, Detail{Result: an.Result(), History: hist})
+	writeJSON(w, http.StatusOK, Detail{Result: h.result(an), History: hist})
 }
 
 // end serves DELETE /api/v1/analyses/{id}: ending an analysis changes a
@@ -153,7 +163,7 @@ func (h *Handlers) end(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no analysis %q", r.PathValue("id")))
 		return
 	}
-	writeJSON(w, http.StatusOK, an.Result())
+	writeJSON(w, http.StatusOK, h.result(an))
 }
 
 // FlaggerPayload is the body of a Flagger webhook (CanaryWebhookPayload).
@@ -234,7 +244,7 @@ func (h *Handlers) flagger(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorStatus(err), err)
 		return
 	}
-	res := FlaggerResponse{Hook: hook, Result: an.Result()}
+	res := FlaggerResponse{Hook: hook, Result: h.result(an)}
 	status := http.StatusPreconditionFailed
 	if rule.ok(res.Verdict) {
 		status = http.StatusOK
@@ -371,7 +381,7 @@ func (h *Handlers) kayenta(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorStatus(err), err)
 		return
 	}
-	writeJSON(w, http.StatusOK, kayentaResult(an.Result(), req.thresholds()))
+	writeJSON(w, http.StatusOK, kayentaResult(h.result(an), req.thresholds()))
 }
 
 // scoreThresholds are Kayenta's pass and marginal scores.

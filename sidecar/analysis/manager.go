@@ -37,6 +37,9 @@ type Options struct {
 	// Persist, when set, is called after an analysis starts or ends (not
 	// under the Manager's lock), so that it outlives a kill -9 at once.
 	Persist func(*Analysis)
+	// StartDelay starts a new analysis this long after its request: in a
+	// cluster, every member learns of it before its first event.
+	StartDelay time.Duration
 }
 
 // Manager holds the analyses: it starts, routes observations to, judges,
@@ -46,6 +49,8 @@ type Manager struct {
 	ks      []int
 	minRuns int
 	persist func(*Analysis)
+	// startDelay puts a new analysis' start this far after its request.
+	startDelay time.Duration
 
 	mu   sync.RWMutex
 	byID map[string]*Analysis
@@ -67,7 +72,7 @@ type Manager struct {
 
 // NewManager returns a Manager with no analysis.
 func NewManager(opt Options) *Manager {
-	m := &Manager{cfg: opt.Config, ks: slices.Clone(opt.Ks), minRuns: opt.MinRuns, persist: opt.Persist, byID: map[string]*Analysis{}, shared: map[string]*window.Shared{}}
+	m := &Manager{cfg: opt.Config, ks: slices.Clone(opt.Ks), minRuns: opt.MinRuns, persist: opt.Persist, startDelay: opt.StartDelay, byID: map[string]*Analysis{}, shared: map[string]*window.Shared{}}
 	if m.cfg.Checks == nil {
 		m.cfg.Checks = config.DefaultCheckSets()
 	}
@@ -157,7 +162,7 @@ func (m *Manager) Start(req StartRequest, now time.Time) (Result, bool, error) {
 		m.mu.Unlock()
 		return Result{}, false, fmt.Errorf("%w: %d of analysis.max_active %d are running; end one (DELETE /api/v1/analyses/{id}) first", ErrTooMany, n, m.cfg.MaxActive)
 	}
-	an := newAnalysis(&m.acc, &m.epoch, Spec{ID: req.ID, Arm: req.Arm, Baseline: req.Baseline, CheckSet: req.Checks, Start: now}, checks, m.cfg.Alpha, m.ks, m.minRuns)
+	an := newAnalysis(&m.acc, &m.epoch, Spec{ID: req.ID, Arm: req.Arm, Baseline: req.Baseline, CheckSet: req.Checks, Start: now.Add(m.startDelay)}, checks, m.cfg.Alpha, m.ks, m.minRuns)
 	m.byID[req.ID] = an
 	m.rerouteLocked()
 	m.mu.Unlock()

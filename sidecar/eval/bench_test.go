@@ -1,8 +1,9 @@
 package eval
 
 import (
-	"bufio"
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shadoweval/shadoweval/internal/cmdutil"
 	"github.com/shadoweval/shadoweval/stream/gen"
 )
 
@@ -32,7 +34,7 @@ func BenchmarkEval(b *testing.B) {
 	items := envInt(b, "SHADOWEVAL_BENCH_GOLD", 10_000)
 	dir := b.TempDir()
 	goldPath := filepath.Join(dir, "gold.jsonl")
-	writeBenchFile(b, goldPath, func(w *bufio.Writer) error {
+	writeBenchFile(b, goldPath, func(w io.Writer) error {
 		return gen.WriteGold(w, gen.Options{Items: items, Seed: 42})
 	})
 	for _, shape := range []struct {
@@ -41,15 +43,14 @@ func BenchmarkEval(b *testing.B) {
 	}{{"seed001", false}, {"live", true}} {
 		b.Run(shape.name, func(b *testing.B) {
 			tracePath := filepath.Join(dir, shape.name+".jsonl")
-			writeBenchFile(b, tracePath, func(w *bufio.Writer) error {
+			writeBenchFile(b, tracePath, func(w io.Writer) error {
 				src := gen.NewTraceSource(gen.Options{Items: items, Seed: 42})
 				for range traces {
 					line := src.Next()
 					if !shape.text {
 						line = stripTexts(line)
 					}
-					w.Write(line)
-					if err := w.WriteByte('\n'); err != nil {
+					if _, err := fmt.Fprintf(w, "%s\n", line); err != nil {
 						return err
 					}
 				}
@@ -83,20 +84,9 @@ func envInt(b *testing.B, name string, def int) int {
 	return n
 }
 
-func writeBenchFile(b *testing.B, path string, write func(*bufio.Writer) error) {
+func writeBenchFile(b *testing.B, path string, write func(io.Writer) error) {
 	b.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	if err := write(w); err != nil {
-		b.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		b.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
+	if err := cmdutil.WriteFile(path, write); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 // FuzzEval runs whole evaluations of arbitrary trace files (and a baseline
@@ -18,12 +19,7 @@ import (
 // The decoders are fuzzed on their own; this covers what eval adds around
 // them (merging, de-duplication, chunk reuse, exact quantiles, rendering).
 func FuzzEval(f *testing.F) {
-	for _, name := range []string{"trace.jsonl", "baseline.jsonl"} {
-		data, err := os.ReadFile(filepath.Join(seedDir, name))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
+	for _, data := range testenv.AddSeedFiles(f, filepath.Join(seedDir, "trace.jsonl"), filepath.Join(seedDir, "baseline.jsonl")) {
 		lines := strings.Split(string(data), "\n")
 		f.Add([]byte(lines[0] + "\n" + lines[0]))
 	}

@@ -1,7 +1,6 @@
 package eval_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/shadoweval/shadoweval/internal/cmdutil"
 	"github.com/shadoweval/shadoweval/sidecar"
 	"github.com/shadoweval/shadoweval/sidecar/eval"
 	"github.com/shadoweval/shadoweval/stream"
@@ -22,18 +22,7 @@ import (
 // writeGen writes path with write, buffered.
 func writeGen(t testing.TB, path string, write func(io.Writer) error) {
 	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bufio.NewWriter(f)
-	if err := write(w); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
+	if err := cmdutil.WriteFile(path, write); err != nil {
 		t.Fatal(err)
 	}
 }

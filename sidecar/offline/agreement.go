@@ -15,6 +15,7 @@ import (
 	"github.com/shadoweval/shadoweval/internal/pycompat"
 	"github.com/shadoweval/shadoweval/sidecar/checks"
 	"github.com/shadoweval/shadoweval/vocab"
+	"github.com/shadoweval/shadoweval/window"
 )
 
 // Defaults of the seed 003 reference scorer (cross_agent_consistency.py).
@@ -123,12 +124,12 @@ func RunAgreement(stdout io.Writer, opt AgreementOptions) (pass bool, err error)
 		}
 	}
 
-	pass = st.pa >= opt.PAGate && st.kappa >= opt.KappaGate && st.abstainRate <= opt.AbstainGate
+	pass = st.PercentAgreement >= opt.PAGate && st.Kappa >= opt.KappaGate && st.AbstainRate <= opt.AbstainGate
 	report := pycompat.Object{
-		{Key: "n", Value: st.n},
-		{Key: "percent_agreement", Value: pycompat.Round(st.pa, 4)},
-		{Key: "kappa", Value: pycompat.Round(st.kappa, 4)},
-		{Key: "abstain_rate", Value: pycompat.Round(st.abstainRate, 4)},
+		{Key: "n", Value: st.N},
+		{Key: "percent_agreement", Value: pycompat.Round(st.PercentAgreement, 4)},
+		{Key: "kappa", Value: pycompat.Round(st.Kappa, 4)},
+		{Key: "abstain_rate", Value: pycompat.Round(st.AbstainRate, 4)},
 		{Key: "disagreements", Value: nDis},
 		{Key: "gates", Value: pycompat.Object{
 			{Key: "pa", Value: opt.PAGate},
@@ -144,54 +145,20 @@ func RunAgreement(stdout io.Writer, opt AgreementOptions) (pass bool, err error)
 	return pass, nil
 }
 
-type agreementStats struct {
-	n                      int
-	pa, kappa, abstainRate float64
-}
-
-// confusionAndKappa is confusion_and_kappa of the reference, with the float
-// operations in the same order so that the results are the same doubles.
-func confusionAndKappa(rows []agreementRow) agreementStats {
-	const K = len(vocab.Labels)
-	var m [K][K]int
-	n := 0
+// confusionAndKappa is confusion_and_kappa of the reference: the confusion
+// matrix of the rows whose two labels are both in the label space, and its
+// statistics by window.Agreement, whose float operations are the
+// reference's, in its order, so that the results are the same doubles.
+func confusionAndKappa(rows []agreementRow) window.AgreementStats {
+	var m [vocab.NumLabels][vocab.NumLabels]int64
 	for _, r := range rows {
 		i, ok1 := vocab.LabelIndex(r.scholar)
 		j, ok2 := vocab.LabelIndex(r.auditor)
-		if !ok1 || !ok2 {
-			continue
-		}
-		m[i][j]++
-		n++
-	}
-	if n == 0 {
-		return agreementStats{}
-	}
-	fn := float64(n)
-	diag := 0
-	for i := 0; i < K; i++ {
-		diag += m[i][i]
-	}
-	po := float64(diag) / fn
-	var rs, cs [K]int
-	for i := 0; i < K; i++ {
-		for j := 0; j < K; j++ {
-			rs[i] += m[i][j]
-			cs[j] += m[i][j]
+		if ok1 && ok2 {
+			m[i][j]++
 		}
 	}
-	// sum() adds left to right from 0; the explicit conversion forbids
-	// fusing the product and the sum into an FMA.
-	pe := 0.0
-	for i := 0; i < K; i++ {
-		pe += float64((float64(rs[i]) / fn) * (float64(cs[i]) / fn))
-	}
-	kappa := 0.0
-	if 1-pe > 1e-12 {
-		kappa = (po - pe) / (1 - pe)
-	}
-	abstain, _ := vocab.LabelIndex(vocab.LabelAbstain)
-	return agreementStats{n: n, pa: po, kappa: kappa, abstainRate: float64(rs[abstain]) / fn}
+	return window.Agreement(m)
 }
 
 // qidString is r["qid"] where the reference needs it as a string: in the

@@ -390,15 +390,23 @@ func TestQuality(t *testing.T) {
 	}
 }
 
+// goldByQID is the gold set of o, checked and decoded, by qid: what a
+// TraceSource's events are judged against.
+func goldByQID(t *testing.T, o Options) map[string]map[string]any {
+	t.Helper()
+	golds, _ := parse(t, gold(t, o), nil)
+	gq := make(map[string]map[string]any, len(golds))
+	for _, g := range golds {
+		gq[g["qid"].(string)] = g
+	}
+	return gq
+}
+
 func TestTraceSource(t *testing.T) {
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	o := Options{Seed: 41, Items: 300, Arms: []string{"live", "canary"}, Awkward: -1,
 		Now: func() time.Time { now = now.Add(10 * time.Millisecond); return now }}
-	golds, _ := parse(t, gold(t, o), nil)
-	gq := map[string]map[string]any{}
-	for _, g := range golds {
-		gq[g["qid"].(string)] = g
-	}
+	gq := goldByQID(t, o)
 	src := NewTraceSource(o)
 	src.SetQuality("canary", 0.3)
 	type tally struct{ n, ans, right, unans, refused int }
@@ -484,11 +492,7 @@ func TestTraceSource(t *testing.T) {
 // retriever knows where its chunks are.
 func TestTraceSourceEvidence(t *testing.T) {
 	o := Options{Seed: 43, Items: 400, Arms: []string{"live", "canary"}, Awkward: -1, Quality: 1}
-	golds, _ := parse(t, gold(t, o), nil)
-	gq := map[string]map[string]any{}
-	for _, g := range golds {
-		gq[g["qid"].(string)] = g
-	}
+	gq := goldByQID(t, o)
 	src := NewTraceSource(o)
 	src.SetQuality("canary", 0)
 	shipped, grounded := map[string]int{}, map[string]int{}

@@ -41,6 +41,11 @@ defaults in).
 {{- define "shadoweval.configMapName" -}}{{ include "shadoweval.fullname" . | trunc 56 | trimSuffix "-" }}-config{{- end }}
 {{- define "shadoweval.goldConfigMapName" -}}{{ include "shadoweval.fullname" . | trunc 58 | trimSuffix "-" }}-gold{{- end }}
 {{- define "shadoweval.secretName" -}}{{ include "shadoweval.fullname" . }}{{- end }}
+{{/* The StatefulSet controller labels each pod with controller-revision-hash
+"<name>-<hash of up to 10 characters>", a label value of at most 63: so at
+most 52 characters for the StatefulSet's name. */}}
+{{- define "shadoweval.statefulSetName" -}}{{ include "shadoweval.fullname" . | trunc 52 | trimSuffix "-" }}{{- end }}
+{{- define "shadoweval.headlessServiceName" -}}{{ include "shadoweval.fullname" . | trunc 54 | trimSuffix "-" }}-headless{{- end }}
 
 {{- define "shadoweval.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "shadoweval.name" . }}
@@ -188,6 +193,28 @@ renders.
 {{- end -}}
 {{- if and (eq $v.mode "deployment") (gt (int $v.replicaCount) 1) (not $url) -}}
 {{- fail "replicaCount > 1 needs an external NATS (config.nats.url): each replica would start its own embedded server and see no events" -}}
+{{- end -}}
+{{- $cluster := get $cfg "cluster" | default dict -}}
+{{- $partitions := int (get $cluster "partitions" | default 0) -}}
+{{- if eq $v.mode "cluster" -}}
+{{- if not $url -}}
+{{- fail "mode cluster needs config.nats.url (an external NATS with JetStream): each pod would start its own embedded server and the pods would share nothing" -}}
+{{- end -}}
+{{- if not (get $nats "jetstream") -}}
+{{- fail "mode cluster needs config.nats.jetstream: true (the partitions are JetStream consumer groups)" -}}
+{{- end -}}
+{{- if le $partitions 0 -}}
+{{- fail "mode cluster needs config.cluster.partitions > 0: the pods split the input by partition" -}}
+{{- end -}}
+{{- if get $cluster "member" -}}
+{{- fail "config.cluster.member: leave it out in mode cluster; every pod shares the ConfigMap, and each takes its member from the ordinal of its pod name" -}}
+{{- end -}}
+{{- $members := int (get $cluster "members" | default $partitions) -}}
+{{- if lt (int $v.replicaCount) $members -}}
+{{- fail (printf "replicaCount (%d) is below config.cluster.members (%d, default config.cluster.partitions): the members without a pod would leave their partitions unread" (int $v.replicaCount) $members) -}}
+{{- end -}}
+{{- else if and (eq $v.mode "deployment") (gt $partitions 0) (not (get $cluster "member")) -}}
+{{- fail "config.cluster.partitions in mode deployment needs config.cluster.member: a Deployment's pod names carry no ordinal to take the member from; use mode cluster (a StatefulSet)" -}}
 {{- end -}}
 {{- $paths := list (include "shadoweval.configPath" .) $v.gold.mountPath $v.data.mountPath "/tmp" (include "shadoweval.natsAuthDir" .) (include "shadoweval.natsTLSDir" .) (include "shadoweval.adminTokenDir" .) -}}
 {{- if ne (len $paths) (len (uniq $paths)) -}}
@@ -425,6 +452,59 @@ values.yaml), as YAML.
     {{- with $v.extraVolumeMounts }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
+{{- end }}
+
+{{/*
+The pod template of the chart's own workload, shared by the Deployment and the
+cluster mode's StatefulSet.
+*/}}
+{{- define "shadoweval.podTemplate" -}}
+metadata:
+  labels:
+    {{- include "shadoweval.labels" . | nindent 4 }}
+    {{- with .Values.podLabels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  annotations:
+    {{- include "shadoweval.checksumAnnotations" . | nindent 4 }}
+    {{- with .Values.podAnnotations }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+spec:
+  serviceAccountName: {{ include "shadoweval.serviceAccountName" . }}
+  automountServiceAccountToken: {{ .Values.serviceAccount.automountServiceAccountToken }}
+  {{- with .Values.imagePullSecrets }}
+  imagePullSecrets:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.podSecurityContext }}
+  securityContext:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.priorityClassName }}
+  priorityClassName: {{ . }}
+  {{- end }}
+  terminationGracePeriodSeconds: {{ .Values.terminationGracePeriodSeconds }}
+  containers:
+    {{- include "shadoweval.container" . | nindent 4 }}
+  volumes:
+    {{- include "shadoweval.volumes" . | nindent 4 }}
+  {{- with .Values.nodeSelector }}
+  nodeSelector:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.affinity }}
+  affinity:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.tolerations }}
+  tolerations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.topologySpreadConstraints }}
+  topologySpreadConstraints:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
 {{- end }}
 
 {{/*

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/shadoweval/shadoweval/testenv"
+)
+
+func TestReplayUsage(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "trace.jsonl")
+	if err := os.WriteFile(file, []byte("{\"qid\":\"A1\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{"no file", []string{"--partition-key", "qid"}, "usage: shadoweval replay FILE"},
+		{"unknown key", []string{file, "--partition-key", "event_id"}, `--partition-key: want "qid" or "", got "event_id"`},
+		{"unknown key with =", []string{"--partition-key=QID", file}, `--partition-key: want "qid" or "", got "QID"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errs bytes.Buffer
+			// No server listens there: a usage error is found before
+			// connecting.
+			args := append([]string{"--nats-url", "nats://127.0.0.1:1"}, tc.args...)
+			if code := runReplay(args, &out, &errs); code != exitBadInput {
+				t.Fatalf("exit %d, want %d; stderr %s", code, exitBadInput, errs.String())
+			}
+			if !strings.Contains(errs.String(), tc.want) {
+				t.Fatalf("stderr %q lacks %q", errs.String(), tc.want)
+			}
+		})
+	}
+}
+
+// replay FILE --partition-key qid: the events reach SUBJECT.<key>, and the
+// summary counts the line that had no qid.
+func TestReplayPartitionKeyCommand(t *testing.T) {
+	s, nc := testenv.RunConnected(t)
+	got := testenv.Collect(t, nc, "rag.trace.>", 4)
+	file := filepath.Join(t.TempDir(), "trace.jsonl")
+	input := "{\"qid\":\"A1\"}\n{\"qid\":\"x.y\"}\n{\"qid\":null}\n"
+	if err := os.WriteFile(file, []byte(input), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs bytes.Buffer
+	code := runReplay([]string{file, "--partition-key", "qid", "--subject", "rag.trace.canary", "--nats-url", s.ClientURL()}, &out, &errs)
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr %s", code, errs.String())
+	}
+	for _, want := range []string{"rag.trace.canary.A1", "rag.trace.canary.hbed3ad197f3152d6", "rag.trace.canary"} {
+		if m := testenv.Next(t, got); m.Subject != want {
+			t.Errorf("subject %s, want %s", m.Subject, want)
+		}
+	}
+	if !regexp.MustCompile(`^published 3 messages \(\d+ bytes\) to rag\.trace\.canary\.<key> in \S+; 1 lines without a qid were published without a key token\n$`).MatchString(out.String()) {
+		t.Errorf("summary %q", out.String())
+	}
+}

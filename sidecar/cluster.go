@@ -1,0 +1,568 @@
+package sidecar
+
+// Scale-out (SPEC §10, cluster.partitions > 0).
+//
+// The input is consumed through a static JetStream partitioned consumer
+// group (stream.ConsumePartitioned): each replica is an instance of one
+// member, which owns some of the partitions; one instance per member is
+// pinned, the others are hot standbys that rebuild from the stream. A
+// qid's events share a partition, so its λ groups and split halves stay on
+// one member.
+//
+// Every cluster.publish_interval each instance writes its part to the
+// cluster.kv_bucket bucket under <member>.<instance>: for every arm,
+// window and content type its window as an accumulator (counts, exact
+// sums, ΔS sketches, judged λ groups) and outcome counts, and every
+// analysis' accumulators. Every replica watches the bucket and answers
+// the window, verdict, analysis, Flagger, Kayenta, Argo and status-page
+// requests with the parts merged: of each member the part that applied
+// the most of the stream among those younger than cluster.stale_after
+// (else the most advanced one, marked stale). Each answer lists the parts
+// it merged and their age; a member stale or missing turns a verdict that
+// would pass into inconclusive.
+//
+// Analyses are kept in analysis.kv_bucket as in JetStream mode; each
+// replica watches it, so an analysis started or ended on one reaches every
+// member, and survives the replica that started it. It starts one
+// publish_interval after its request, so that every member has it before
+// its first event.
+
+import (
+	"bytes"
+	"cmp"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/shadoweval/shadoweval/sidecar/analysis"
+	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/vocab"
+	"github.com/shadoweval/shadoweval/window"
+)
+
+// ReasonNoPartitionKey is the rejection of a message whose subject has no
+// key token when the input is partitioned.
+const ReasonNoPartitionKey = "no_partition_key"
+
+// defaultClusterAckWait sets how soon a standby takes over a silent pinned
+// instance: pcgroups derives the pin's lifetime from it.
+const defaultClusterAckWait = 5 * time.Second
+
+// cluster is the App's part in a partitioned consumer group.
+type cluster struct {
+	member     string
+	instance   string
+	members    []string
+	partitions []int
+	ackWait    time.Duration
+	sub        *stream.PartitionedSubscription
+	kv         jetstream.KeyValue
+	watcher    jetstream.KeyWatcher
+
+	mu    sync.RWMutex
+	parts map[string]*memberPart // by KV key
+
+	published *prometheus.CounterVec
+	lateStart prometheus.Counter
+}
+
+// memberPart is what an instance writes to the cluster bucket.
+type memberPart struct {
+	Member   string    `json:"member"`
+	Instance string    `json:"instance"`
+	At       time.Time `json:"at"`
+	// Applied is the stream sequence of the last message applied: of a
+	// member's fresh parts, the most advanced is merged.
+	Applied  uint64           `json:"applied"`
+	Windows  []windowPart     `json:"windows"`
+	Analyses []analysis.Saved `json:"analyses,omitempty"`
+}
+
+// windowPart is one arm, window and content type ("" all) of a part.
+type windowPart struct {
+	Arm    string           `json:"arm"`
+	Window string           `json:"window"`
+	Type   string           `json:"type,omitempty"`
+	Events map[string]int64 `json:"events"`
+	Acc    json.RawMessage  `json:"acc"`
+}
+
+// newCluster sets up the App's member: its name and partitions, and its
+// gold restricted to them when cluster.gold is partitions.
+func (a *App) newCluster() error {
+	cc := &a.cfg.Cluster
+	member, err := cc.MemberName()
+	if err != nil {
+		return err
+	}
+	c := &cluster{member: member, instance: nuid.Next(), parts: map[string]*memberPart{}, ackWait: defaultClusterAckWait}
+	for i := range cc.MemberCount() {
+		c.members = append(c.members, strconv.Itoa(i))
+	}
+	c.partitions = stream.MemberPartitions(c.members, cc.Partitions, member)
+	if cc.Gold == "partitions" {
+		p, err := stream.NewPartitioner(a.partitionPrefixTokens(), cc.Partitions)
+		if err != nil {
+			return err
+		}
+		mine := make(map[int]bool, len(c.partitions))
+		for _, n := range c.partitions {
+			mine[n] = true
+		}
+		a.gold.Keep = func(qid string) bool { return mine[p.Partition(stream.PartitionKey(qid))] }
+	}
+	c.published = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shadoweval_cluster_part_writes_total", Help: "Writes of this replica's windows and analyses to cluster.kv_bucket, by result.",
+	}, []string{"result"})
+	c.lateStart = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "shadoweval_cluster_analyses_learned_late_total", Help: "Analyses this replica learned of after applying events past their start: its part of them misses those events.",
+	})
+	a.reg.MustRegister(c.published, c.lateStart,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "shadoweval_cluster_applied_sequence", Help: "Stream sequence of the last message this replica applied.",
+		}, func() float64 {
+			if c.sub == nil {
+				return 0
+			}
+			return float64(c.sub.Applied())
+		}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "shadoweval_cluster_deliveries_total", Help: "Messages the member's consumer delivered to this replica (it was the pinned instance for them; a standby gets none).",
+		}, func() float64 {
+			if c.sub == nil {
+				return 0
+			}
+			return float64(c.sub.Deliveries())
+		}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "shadoweval_cluster_catch_ups_total", Help: "Replays of the member's partitions this replica ran: on joining, each time it was pinned anew, and as a standby.",
+		}, func() float64 {
+			if c.sub == nil {
+				return 0
+			}
+			return float64(c.sub.CatchUps())
+		}))
+	a.cluster = c
+	return nil
+}
+
+// partitionPrefixTokens is the token count of the input subjects' PREFIX
+// (PREFIX.>, checked by config).
+func (a *App) partitionPrefixTokens() int {
+	p := a.cfg.Subjects.Trace
+	n := 1
+	for i := 0; i < len(p)-2; i++ {
+		if p[i] == '.' {
+			n++
+		}
+	}
+	return n
+}
+
+// subscribeCluster opens the cluster bucket and joins the consumer group.
+func (a *App) subscribeCluster(ctx context.Context) error {
+	c := a.cluster
+	cc := &a.cfg.Cluster
+	js, err := jetstream.New(a.nc)
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	// A part is rewritten every publish_interval; one not rewritten for
+	// ten times stale_after belongs to an instance that is gone.
+	c.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: cc.Bucket(), Description: "shadoweval cluster: each replica's windows and analyses", History: 1,
+		TTL: 10 * time.Duration(cc.StaleAfter), Storage: jetstream.FileStorage,
+	})
+	if err != nil {
+		return fmt.Errorf("cluster.kv_bucket %q: %w", cc.Bucket(), err)
+	}
+	// The watch outlives ctx, which ends with Start.
+	if c.watcher, err = c.kv.WatchAll(context.Background()); err != nil {
+		return fmt.Errorf("cluster.kv_bucket %q: %w", cc.Bucket(), err)
+	}
+	s := a.cfg.Subjects
+	span := a.replaySpan()
+	start := a.now().Add(-span)
+	if t := a.analyses.m.EarliestStart(); !t.IsZero() {
+		start = minTime(start, t.Add(-time.Duration(a.cfg.Window.MaxLateness)))
+	}
+	c.sub, err = stream.ConsumePartitioned(ctx, a.nc, stream.PartitionedOptions{
+		Stream: a.cfg.NATS.Stream, Group: a.cfg.NATS.Durable,
+		Subjects: map[stream.Kind]string{
+			stream.KindTrace: s.Trace, stream.KindRetrieval: s.Retrieval,
+			stream.KindAnswer: s.Answer, stream.KindJudgement: s.Judgement,
+		},
+		Partitions: cc.Partitions, Members: c.members, Member: c.member,
+		StartTime: start, MaxAge: max(2*span, time.Duration(a.cfg.Analysis.MaxDuration)+span),
+		AckWait:   c.ackWait,
+		OnError:   func(err error) { a.log.Warn("cluster consumer", "err", err) },
+		OnUnkeyed: a.rejectUnkeyed,
+	}, a.handle)
+	if err != nil {
+		c.watcher.Stop()
+		return fmt.Errorf("cluster: %w", err)
+	}
+	a.log.Info("joined the consumer group", "group", a.cfg.NATS.Durable, "member", c.member, "instance", c.instance,
+		"partitions", c.partitions, "rebuilt_to_sequence", c.sub.Applied())
+	return nil
+}
+
+// rejectUnkeyed dead-letters a message stored without a partition.
+func (a *App) rejectUnkeyed(m *stream.Message) {
+	if m.Received.IsZero() {
+		m.Received = a.now()
+	}
+	a.reject(m, a.arms.get(cmp.Or(stream.ArmFromSubject(m.Subject), "_other")), ReasonNoPartitionKey,
+		"subject "+m.Subject+" has no key token (publish to PREFIX.<arm>.<key>, key = the qid or its hash)")
+}
+
+// clusterLoops writes this replica's part and follows the other parts and
+// the analyses until ctx ends.
+func (a *App) clusterLoops(ctx context.Context) {
+	c := a.cluster
+	a.goBackground(func() { a.watchParts(ctx) })
+	a.goBackground(func() { a.watchAnalyses(ctx) })
+	interval := time.Duration(a.cfg.Cluster.PublishInterval)
+	a.goBackground(func() {
+		every(ctx, interval, func() {
+			if err := c.sub.Refresh(ctx, 2*interval); err != nil && ctx.Err() == nil {
+				a.log.Warn("cluster: catching up with the member's stream", "err", err)
+			}
+			a.publishPart(ctx)
+		})
+	})
+}
+
+// publishPart writes this replica's part.
+func (a *App) publishPart(ctx context.Context) {
+	c := a.cluster
+	data, err := a.encodePart(a.now())
+	if err == nil {
+		_, err = c.kv.Put(ctx, c.member+"."+c.instance, data)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			c.published.WithLabelValues("failure").Inc()
+			a.log.Warn("cluster: part not written", "bucket", a.cfg.Cluster.Bucket(), "err", err)
+		}
+		return
+	}
+	c.published.WithLabelValues("success").Inc()
+}
+
+func (a *App) encodePart(now time.Time) ([]byte, error) {
+	c := a.cluster
+	p := memberPart{Member: c.member, Instance: c.instance, At: now, Applied: c.sub.Applied()}
+	for _, arm := range a.win.Arms() {
+		types := append([]string{""}, a.win.Types(arm)...)
+		for _, spec := range a.win.Specs() {
+			for _, typ := range types {
+				acc, ok := a.win.Part(arm, spec.Name, typ, now)
+				if !ok {
+					continue
+				}
+				b, err := json.Marshal(acc)
+				if err != nil {
+					return nil, fmt.Errorf("cluster part: %w", err)
+				}
+				wp := windowPart{Arm: arm, Window: spec.Name, Type: typ, Acc: b}
+				if typ == "" {
+					wp.Events = a.outcomes.Counts(arm, spec.Name, now).Map()
+				}
+				p.Windows = append(p.Windows, wp)
+			}
+		}
+	}
+	for _, x := range a.analyses.m.List() {
+		// Open λ groups are no outcome yet, and no group spans members.
+		s, err := x.Save(analysis.SaveClosedGroups)
+		if err != nil {
+			return nil, err
+		}
+		p.Analyses = append(p.Analyses, s)
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if err := json.NewEncoder(zw).Encode(p); err != nil {
+		return nil, fmt.Errorf("cluster part: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("cluster part: %w", err)
+	}
+	if limit := a.nc.MaxPayload() - 1024; int64(buf.Len()) > limit {
+		return nil, fmt.Errorf("cluster part of %d bytes is over the server's max_payload (%d)", buf.Len(), a.nc.MaxPayload())
+	}
+	return buf.Bytes(), nil
+}
+
+func decodePart(data []byte) (*memberPart, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("cluster part: %w", err)
+	}
+	var p memberPart
+	if err := json.NewDecoder(io.LimitReader(zr, 256<<20)).Decode(&p); err != nil {
+		return nil, fmt.Errorf("cluster part: %w", err)
+	}
+	return &p, nil
+}
+
+// watchParts keeps c.parts as the bucket holds them.
+func (a *App) watchParts(ctx context.Context) {
+	c := a.cluster
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-c.watcher.Updates():
+			if !ok {
+				return
+			}
+			if e == nil {
+				continue // the initial values are in
+			}
+			if e.Operation() != jetstream.KeyValuePut {
+				c.mu.Lock()
+				delete(c.parts, e.Key())
+				c.mu.Unlock()
+				continue
+			}
+			p, err := decodePart(e.Value())
+			if err != nil {
+				a.log.Warn("cluster: unreadable part", "key", e.Key(), "err", err)
+				continue
+			}
+			p.At = e.Created() // the server's clock, for every reader alike
+			c.mu.Lock()
+			c.parts[e.Key()] = p
+			c.mu.Unlock()
+		}
+	}
+}
+
+// watchAnalyses applies the analyses other replicas start and end.
+func (a *App) watchAnalyses(ctx context.Context) {
+	js, err := jetstream.New(a.nc)
+	if err != nil {
+		return
+	}
+	kv, err := js.KeyValue(ctx, a.cfg.Analysis.KVBucket)
+	if err != nil {
+		a.log.Warn("cluster: analyses started elsewhere will not reach this replica", "bucket", a.cfg.Analysis.KVBucket, "err", err)
+		return
+	}
+	w, err := kv.WatchAll(ctx, jetstream.UpdatesOnly())
+	if err != nil {
+		a.log.Warn("cluster: analyses started elsewhere will not reach this replica", "bucket", a.cfg.Analysis.KVBucket, "err", err)
+		return
+	}
+	defer w.Stop()
+	m := a.analyses.m
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+			if e == nil || e.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			s, err := analysis.DecodeSaved(e.Value())
+			if err != nil {
+				continue
+			}
+			x, known := m.Get(s.Spec.ID)
+			switch {
+			case !known:
+				if last := a.cluster.sub.LastStored(); !last.IsZero() && last.After(s.Spec.Start) {
+					a.cluster.lateStart.Inc()
+					a.log.Warn("cluster: analysis learned after its start; this member's part of it misses the events between", "analysis", s.Spec.ID, "start", s.Spec.Start, "applied_to", last)
+				}
+				if err := m.Restore(s); err != nil {
+					a.log.Warn("cluster: analysis from another replica not taken", "analysis", s.Spec.ID, "err", err)
+				}
+			case !s.Ended.IsZero() && x.Running():
+				m.End(s.Spec.ID, s.Ended)
+			}
+		}
+	}
+}
+
+// stopCluster leaves the group and removes this replica's part, so that
+// readers go to the member's next instance at once.
+func (a *App) stopCluster(ctx context.Context) {
+	c := a.cluster
+	if c == nil || c.sub == nil {
+		return
+	}
+	c.sub.Stop()
+	if c.watcher != nil {
+		c.watcher.Stop()
+	}
+	if c.kv != nil {
+		_ = c.kv.Delete(ctx, c.member+"."+c.instance)
+	}
+}
+
+// chosenParts is, of each member, the part merged (nil when it has none)
+// and its freshness at now.
+func (a *App) chosenParts(now time.Time) ([]*memberPart, []analysis.MemberFreshness) {
+	c := a.cluster
+	stale := time.Duration(a.cfg.Cluster.StaleAfter)
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	parts := make([]*memberPart, len(c.members))
+	fresh := make([]analysis.MemberFreshness, len(c.members))
+	for i, m := range c.members {
+		var best *memberPart
+		bestFresh := false
+		for _, p := range c.parts {
+			if p.Member != m {
+				continue
+			}
+			f := now.Sub(p.At) <= stale
+			switch {
+			case best == nil, f && !bestFresh:
+			case f != bestFresh:
+				continue
+			case p.Applied < best.Applied, p.Applied == best.Applied && !p.At.After(best.At):
+				continue
+			}
+			best, bestFresh = p, f
+		}
+		parts[i] = best
+		fresh[i] = analysis.MemberFreshness{Member: m, Missing: best == nil}
+		if best != nil {
+			age := max(now.Sub(best.At), 0)
+			fresh[i].Instance, fresh[i].Applied, fresh[i].AgeSeconds, fresh[i].Stale = best.Instance, best.Applied, age.Seconds(), !bestFresh
+		}
+	}
+	return parts, fresh
+}
+
+// clusterReport merges the members' parts of arm, window and type.
+func (a *App) clusterReport(arm, win, typ string, now time.Time) (WindowReport, bool) {
+	parts, fresh := a.chosenParts(now)
+	var acc *window.Cumulative
+	events := map[string]int64{}
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		for _, wp := range p.Windows {
+			if wp.Arm != arm || wp.Window != win {
+				continue
+			}
+			if wp.Type == "" {
+				for k, v := range wp.Events {
+					events[k] += v
+				}
+			}
+			if wp.Type != typ {
+				continue
+			}
+			var cu window.Cumulative
+			if err := json.Unmarshal(wp.Acc, &cu); err != nil {
+				a.log.Warn("cluster: unreadable window part", "member", p.Member, "err", err)
+				continue
+			}
+			if acc == nil {
+				acc = &cu
+			} else if err := acc.Merge(&cu); err != nil {
+				a.log.Warn("cluster: window parts do not merge", "member", p.Member, "err", err)
+			}
+		}
+	}
+	if acc == nil {
+		return WindowReport{}, false
+	}
+	for _, o := range vocab.Outcomes {
+		events[o] += 0 // every outcome, as a replica's report has them
+	}
+	rep := WindowReport{Arm: arm, Window: win, Type: typ, Events: events, Metrics: metricValues(acc.Metrics()), Members: fresh}
+	return rep, true
+}
+
+// clusterArms are the arms of every member's part, sorted.
+func (a *App) clusterArms(now time.Time) []string {
+	parts, _ := a.chosenParts(now)
+	seen := map[string]bool{}
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		for _, wp := range p.Windows {
+			seen[wp.Arm] = true
+		}
+	}
+	arms := make([]string, 0, len(seen))
+	for arm := range seen {
+		arms = append(arms, arm)
+	}
+	slices.Sort(arms)
+	return arms
+}
+
+// clusterResult judges an over every member's part of it.
+func (a *App) clusterResult(an *analysis.Analysis) analysis.Result {
+	now := a.now()
+	parts, fresh := a.chosenParts(now)
+	id := an.Spec().ID
+	var saved []analysis.Saved
+	var behind []string
+	for i, p := range parts {
+		found := false
+		if p != nil {
+			for _, s := range p.Analyses {
+				if s.Spec.ID == id {
+					saved, found = append(saved, s), true
+					break
+				}
+			}
+		}
+		switch {
+		case !found:
+			behind = append(behind, "member "+fresh[i].Member+" has not written this analysis yet")
+		case fresh[i].Stale:
+			behind = append(behind, fmt.Sprintf("member %s's part is %.0f s old (cluster.stale_after %s)", fresh[i].Member, fresh[i].AgeSeconds, time.Duration(a.cfg.Cluster.StaleAfter)))
+		}
+	}
+	r, err := an.MergedResult(saved)
+	if errors.Is(err, analysis.ErrNoParts) {
+		r = an.Result()
+		r.Verdict, r.Reason, r.Checks = analysis.Inconclusive, "no member has written this analysis yet", nil
+	} else if err != nil {
+		a.log.Warn("cluster: analysis parts do not merge", "analysis", id, "err", err)
+		r = an.Result()
+		r.Verdict, r.Reason = analysis.Inconclusive, err.Error()
+	}
+	if len(behind) > 0 && r.Verdict == analysis.Pass {
+		r.Verdict, r.Reason = analysis.Inconclusive, joinReasons(behind)
+	}
+	r.Members = fresh
+	return r
+}
+
+func joinReasons(rs []string) string {
+	var b bytes.Buffer
+	for i, r := range rs {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(r)
+	}
+	return b.String()
+}

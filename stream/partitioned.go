@@ -1,0 +1,541 @@
+package stream
+
+// Partitioned consumption (SPEC §10): several replicas share the input
+// through a static JetStream partitioned consumer group (orbit.go
+// pcgroups).
+//
+// The stream puts the partition of each message's key token in front of
+// its subject as it stores it (a subject transform computed by the
+// server: PREFIX.<arm>.<key> → <partition>.PREFIX.<arm>.<key>). The group
+// is static: the partition count and the members are fixed by the
+// configuration, so no administrator has to add members, and the messages
+// stay in the input stream (an elastic group copies them into a work
+// queue that forgets what it delivered), from which a replica rebuilds its
+// windows.
+//
+// Each member has one durable consumer filtered on its partitions; every
+// instance of the member consumes it, the server pins one and the others
+// are hot standbys. An instance rebuilds its state from the stream before
+// it joins (from StartTime), and whenever it is pinned anew (a message
+// with a pin id it has not seen) it first applies what the member's other
+// instances applied since its own last message. Messages are applied in
+// stream order on one goroutine and acked after; one already applied (a
+// redelivery after a change of pin) is acked without applying it again.
+//
+// Messages without a key token are stored as they came. A consumer of
+// their own, pinned to one instance of the cluster, hands them to
+// OnUnkeyed.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/synadia-io/orbit.go/pcgroups"
+)
+
+// PartitionedOptions configure ConsumePartitioned.
+type PartitionedOptions struct {
+	// Stream is created when missing, with the partitioning transform;
+	// an existing stream must have that transform.
+	Stream string
+	// Group is the consumer group's name (nats.durable).
+	Group string
+	// Subjects maps each kind to its PREFIX.> pattern; the prefixes have
+	// one token count.
+	Subjects   map[Kind]string
+	Partitions int
+	// Members of the group and the one this instance is.
+	Members []string
+	Member  string
+	// StartTime is how far back an instance rebuilds on joining.
+	StartTime time.Time
+	MaxAge    time.Duration // of a stream created here
+	// AckWait also sets how soon a standby takes over a silent pinned
+	// instance (pcgroups derives the pin's lifetime from it); 0: 5 s.
+	AckWait time.Duration
+	OnError func(error)
+	// OnUnkeyed receives, on the one instance pinned for them, the
+	// messages stored without a partition (no key token).
+	OnUnkeyed func(*Message)
+}
+
+// PartitionedSubscription is this instance's part of a partitioned
+// consumer group.
+type PartitionedSubscription struct {
+	js       jetstream.JetStream
+	opt      PartitionedOptions
+	patterns []kindPattern
+	filters  []string // the member's partitions, as <p>.>
+	handle   func(*Message)
+
+	mu        sync.Mutex // applying, in stream order
+	applied   uint64     // the last stream sequence applied
+	pin       string     // the pin id of the last delivered message
+	ackFloor  uint64     // the member consumer's, as last read: below it, side effects were had
+	lastStore atomic.Int64
+
+	catchUps   atomic.Uint64
+	deliveries atomic.Uint64 // messages the member's consumer delivered here
+	ackErrors  atomic.Uint64
+	pinned     atomic.Int64 // unix ns of the last delivery to this instance
+
+	group   pcgroups.ConsumerGroupConsumeContext
+	unkeyed jetstream.ConsumeContext
+}
+
+// PartitionTransform is the stream's subject transform for partitions
+// partitions of subjects whose prefixes have prefixTokens tokens: the
+// partition of the key token (the last of PREFIX.<arm>.<key>) goes first.
+func PartitionTransform(prefixTokens, partitions int) (src, dest string) {
+	n := prefixTokens + 2
+	src = strings.TrimSuffix(strings.Repeat("*.", n), ".")
+	parts := []string{fmt.Sprintf("{{partition(%d,%d)}}", partitions, n)}
+	for i := 1; i <= n; i++ {
+		parts = append(parts, fmt.Sprintf("{{wildcard(%d)}}", i))
+	}
+	return src, strings.Join(parts, ".")
+}
+
+// Partitioner computes a key's partition as the server's transform does.
+type Partitioner struct {
+	tr     server.SubjectTransformer
+	prefix string // PREFIX.arm. of a subject the transform matches
+}
+
+// NewPartitioner returns the partitioner of the input subjects' transform.
+func NewPartitioner(prefixTokens, partitions int) (*Partitioner, error) {
+	src, dest := PartitionTransform(prefixTokens, partitions)
+	tr, err := server.NewSubjectTransform(src, dest)
+	if err != nil {
+		return nil, fmt.Errorf("partition transform %s → %s: %w", src, dest, err)
+	}
+	return &Partitioner{tr: tr, prefix: strings.Repeat("x.", prefixTokens+1)}, nil
+}
+
+// Partition is the partition of key (a PartitionKey), -1 when key is not
+// a single subject token.
+func (p *Partitioner) Partition(key string) int {
+	out, err := p.tr.Match(p.prefix + key)
+	if err != nil {
+		return -1
+	}
+	n, err := strconv.Atoi(out[:strings.IndexByte(out, '.')])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// MemberPartitions lists the partitions of member in a static group of
+// members over partitions partitions, as pcgroups assigns them.
+func MemberPartitions(members []string, partitions int, member string) []int {
+	var out []int
+	for _, f := range pcgroups.GeneratePartitionFilters(members, uint(partitions), nil, member, ">") {
+		if n, err := strconv.Atoi(strings.TrimSuffix(f, ".>")); err == nil {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// prefixTokens is the token count of the patterns' PREFIX (PREFIX.>).
+func prefixTokens(patterns []string) (int, error) {
+	n := -1
+	for _, p := range patterns {
+		prefix, ok := strings.CutSuffix(p, ".>")
+		if !ok {
+			return 0, fmt.Errorf("partitions need PREFIX.> subjects, got %q", p)
+		}
+		t := strings.Count(prefix, ".") + 1
+		if n >= 0 && t != n {
+			return 0, fmt.Errorf("partitioned subjects need prefixes of one length, got %s", strings.Join(patterns, ", "))
+		}
+		n = t
+	}
+	return n, nil
+}
+
+// ConsumePartitioned joins this instance to the member's consumer: the
+// stream and group are created when missing, the member's partitions are
+// replayed from opt.StartTime, then consumed. handle gets each message
+// with the partition and key tokens taken off its subject (PREFIX.<arm>),
+// Stored, Received, Seq and Delivered set, and Replayed for a message the
+// member had acked before this instance joined. handle runs on one
+// goroutine at a time, in stream order.
+func ConsumePartitioned(ctx context.Context, nc *nats.Conn, opt PartitionedOptions, handle func(*Message)) (*PartitionedSubscription, error) {
+	s := &PartitionedSubscription{opt: opt, handle: handle}
+	for k, p := range opt.Subjects {
+		if p != "" {
+			s.patterns = append(s.patterns, kindPattern{k, p})
+		}
+	}
+	slices.SortFunc(s.patterns, func(a, b kindPattern) int { return int(a.kind) - int(b.kind) })
+	subjects := make([]string, len(s.patterns))
+	for i, p := range s.patterns {
+		subjects[i] = p.pattern
+	}
+	tokens, err := prefixTokens(subjects)
+	if err != nil {
+		return nil, err
+	}
+	if s.js, err = jetstream.New(nc); err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	str, err := s.ensureStream(ctx, subjects, tokens)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := pcgroups.CreateStatic(ctx, s.js, opt.Stream, opt.Group, uint(opt.Partitions), nil, opt.Members, nil); err != nil {
+		return nil, fmt.Errorf("consumer group %s on stream %s: %w (changing cluster.partitions or the members needs the group deleted first: nats kv del static-consumer-groups %s.%s)", opt.Group, opt.Stream, err, opt.Stream, opt.Group)
+	}
+	for _, p := range MemberPartitions(opt.Members, opt.Partitions, opt.Member) {
+		s.filters = append(s.filters, strconv.Itoa(p)+".>")
+	}
+	if len(s.filters) == 0 {
+		return nil, fmt.Errorf("member %q has no partition (members %v, %d partitions)", opt.Member, opt.Members, opt.Partitions)
+	}
+	tmpl, err := s.memberConsumerConfig(ctx, str)
+	if err != nil {
+		return nil, err
+	}
+	// Rebuild before joining: a pinned instance then goes on from the
+	// member's ack floor, and messages up to what the rebuild applied are
+	// acked without being applied twice.
+	if err := s.resume(ctx, 0, false); err != nil {
+		return nil, err
+	}
+	s.group, err = pcgroups.StaticConsume(ctx, s.js, opt.Stream, opt.Group, opt.Member, s.deliver, tmpl)
+	if err != nil {
+		return nil, fmt.Errorf("joining consumer group %s as member %s: %w", opt.Group, opt.Member, err)
+	}
+	if opt.OnUnkeyed != nil {
+		if err := s.consumeUnkeyed(ctx, str, subjects); err != nil {
+			s.group.Stop()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// ensureStream creates the stream with the partitioning transform, or
+// checks that an existing one has it.
+func (s *PartitionedSubscription) ensureStream(ctx context.Context, subjects []string, tokens int) (jetstream.Stream, error) {
+	src, dest := PartitionTransform(tokens, s.opt.Partitions)
+	str, err := s.js.Stream(ctx, s.opt.Stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		str, err = s.js.CreateStream(ctx, jetstream.StreamConfig{
+			Name:             s.opt.Stream,
+			Description:      "shadoweval input events, partitioned by key (created by shadoweval)",
+			Subjects:         subjects,
+			Storage:          jetstream.FileStorage,
+			MaxAge:           s.opt.MaxAge,
+			SubjectTransform: &jetstream.SubjectTransformConfig{Source: src, Destination: dest},
+		})
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			str, err = s.js.Stream(ctx, s.opt.Stream)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: stream %s: %w", s.opt.Stream, err)
+	}
+	tr := str.CachedInfo().Config.SubjectTransform
+	if tr == nil || tr.Source != src || tr.Destination != dest {
+		have := "none"
+		if tr != nil {
+			have = tr.Source + " → " + tr.Destination
+		}
+		return nil, fmt.Errorf("jetstream: stream %s has subject transform %s; %d partitions need %s → %s (a stream made for another partition count or none cannot be reused)", s.opt.Stream, have, s.opt.Partitions, src, dest)
+	}
+	return str, nil
+}
+
+// memberConsumerConfig is the template pcgroups creates the member's
+// consumer from. pcgroups creates it on every join, and the server refuses
+// a config other than the existing consumer's, so an existing consumer's
+// own config is reused; a new one starts at StartTime.
+func (s *PartitionedSubscription) memberConsumerConfig(ctx context.Context, str jetstream.Stream) (jetstream.ConsumerConfig, error) {
+	name := s.opt.Group + "-" + s.opt.Member
+	if c, err := str.Consumer(ctx, name); err == nil {
+		info := c.CachedInfo()
+		s.ackFloor = info.AckFloor.Stream
+		return info.Config, nil
+	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return jetstream.ConsumerConfig{}, fmt.Errorf("jetstream: consumer %s: %w", name, err)
+	}
+	ackWait := s.opt.AckWait
+	if ackWait <= 0 {
+		ackWait = 5 * time.Second
+	}
+	start := s.opt.StartTime.UTC()
+	return jetstream.ConsumerConfig{
+		Description:   "shadoweval: member " + s.opt.Member + " of consumer group " + s.opt.Group,
+		DeliverPolicy: jetstream.DeliverByStartTimePolicy,
+		OptStartTime:  &start,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       ackWait,
+		ReplayPolicy:  jetstream.ReplayInstantPolicy,
+	}, nil
+}
+
+// deliver applies a message of the member's consumer.
+func (s *PartitionedSubscription) deliver(msg jetstream.Msg) {
+	meta, err := msg.Metadata()
+	if err != nil {
+		s.ack(msg) // not a JetStream message: cannot happen on a pull consumer
+		return
+	}
+	s.pinned.Store(time.Now().UnixNano())
+	s.deliveries.Add(1)
+	s.mu.Lock()
+	if pin := msg.Headers().Get("Nats-Pin-Id"); pin != s.pin {
+		s.pin = pin
+		// Pinned anew: what the member's other instances applied since
+		// this one's last message comes first.
+		if meta.Sequence.Stream > s.applied+1 {
+			if err := s.resume(context.Background(), meta.Sequence.Stream, false); err != nil {
+				s.mu.Unlock()
+				s.reportError(fmt.Errorf("catching up before sequence %d: %w", meta.Sequence.Stream, err))
+				_ = msg.Nak() // applied in order once the stream answers
+				s.pin = ""
+				return
+			}
+		}
+	}
+	if meta.Sequence.Stream > s.applied {
+		m := s.message(msg.Subject(), msg.Data(), msg.Headers(), meta, false)
+		m.Delivered = meta.NumDelivered
+		s.apply(m)
+	}
+	s.mu.Unlock()
+	s.ack(msg)
+}
+
+func (s *PartitionedSubscription) ack(msg jetstream.Msg) {
+	if err := msg.Ack(); err != nil {
+		s.ackErrors.Add(1)
+	}
+}
+
+// message builds the Message of a stored message whose subject has its
+// partition token taken off already.
+func (s *PartitionedSubscription) message(subject string, data []byte, h nats.Header, meta *jetstream.MsgMetadata, replayed bool) *Message {
+	m := &Message{Data: data, Header: h, Stored: meta.Timestamp, Received: meta.Timestamp, Seq: meta.Sequence.Stream, Delivered: 1}
+	m.Replayed = replayed || m.Seq <= s.ackFloor
+	if k, ok := s.kindOf(subject); ok {
+		m.Kind = k
+	}
+	// PREFIX.<arm>.<key> → PREFIX.<arm>: the arm is the subject's last
+	// token to the handler.
+	if i := strings.LastIndexByte(subject, '.'); i > 0 {
+		subject = subject[:i]
+	}
+	m.Subject = subject
+	return m
+}
+
+func (s *PartitionedSubscription) kindOf(subject string) (Kind, bool) {
+	for _, p := range s.patterns {
+		if SubjectMatches(p.pattern, subject) {
+			return p.kind, true
+		}
+	}
+	return 0, false
+}
+
+func (s *PartitionedSubscription) apply(m *Message) {
+	s.handle(m)
+	s.applied = m.Seq
+	s.lastStore.Store(m.Stored.UnixNano())
+}
+
+// resume applies the member's messages after the last one applied (from
+// StartTime before the first) up to before upTo (0: the end of the stream
+// as it starts), with s.mu held by the caller or not yet shared. replayed
+// marks them all as applied elsewhere, side effects included.
+func (s *PartitionedSubscription) resume(ctx context.Context, upTo uint64, replayed bool) error {
+	if s.applied == 0 {
+		return s.catchUp(ctx, 0, s.opt.StartTime, upTo, replayed)
+	}
+	return s.catchUp(ctx, s.applied+1, time.Time{}, upTo, replayed)
+}
+
+// catchUp applies, in stream order, the member's messages from sequence
+// from (or time since, when from is 0) up to before upTo.
+func (s *PartitionedSubscription) catchUp(ctx context.Context, from uint64, since time.Time, upTo uint64, replayed bool) error {
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: s.filters, InactiveThreshold: time.Minute}
+	switch {
+	case from > 0:
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
+	case !since.IsZero():
+		t := since.UTC()
+		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &t
+	}
+	cons, err := s.js.OrderedConsumer(ctx, s.opt.Stream, cfg)
+	if err != nil {
+		return fmt.Errorf("jetstream: replaying member %s: %w", s.opt.Member, err)
+	}
+	defer func() {
+		// The server drops an ordered consumer once inactive; deleting it
+		// now only saves the wait.
+		_ = s.js.DeleteConsumer(context.Background(), s.opt.Stream, cons.CachedInfo().Name)
+	}()
+	left := cons.CachedInfo().NumPending
+	s.catchUps.Add(1)
+	for left > 0 {
+		batch, err := cons.Fetch(int(min(left, 1024)), jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			return fmt.Errorf("jetstream: replaying member %s: %w", s.opt.Member, err)
+		}
+		got := 0
+		for msg := range batch.Messages() {
+			got++
+			left--
+			meta, err := msg.Metadata()
+			if err != nil {
+				continue
+			}
+			if upTo > 0 && meta.Sequence.Stream >= upTo {
+				return nil
+			}
+			if meta.Sequence.Stream <= s.applied {
+				continue
+			}
+			subject := msg.Subject()
+			if i := strings.IndexByte(subject, '.'); i >= 0 {
+				subject = subject[i+1:] // the partition token
+			}
+			s.apply(s.message(subject, msg.Data(), msg.Headers(), meta, replayed))
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			return fmt.Errorf("jetstream: replaying member %s: %w", s.opt.Member, err)
+		}
+		if got == 0 {
+			return fmt.Errorf("jetstream: replaying member %s: %d messages announced did not come", s.opt.Member, left)
+		}
+	}
+	return nil
+}
+
+// consumeUnkeyed consumes the messages stored without a partition, on
+// whichever instance of the cluster the server pins.
+func (s *PartitionedSubscription) consumeUnkeyed(ctx context.Context, str jetstream.Stream, subjects []string) error {
+	name := s.opt.Group + "-unkeyed"
+	const group = "unkeyed"
+	cons, err := str.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:        name,
+		Description:    "shadoweval: messages without a partition key token, dead-lettered",
+		FilterSubjects: subjects,
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        30 * time.Second,
+		PriorityGroups: []string{group},
+		PriorityPolicy: jetstream.PriorityPolicyPinned,
+		PinnedTTL:      30 * time.Second,
+	})
+	if err != nil {
+		return fmt.Errorf("jetstream: consumer %s: %w", name, err)
+	}
+	s.unkeyed, err = cons.Consume(func(msg jetstream.Msg) {
+		if meta, err := msg.Metadata(); err == nil {
+			m := &Message{Subject: msg.Subject(), Data: msg.Data(), Header: msg.Headers(), Stored: meta.Timestamp, Received: meta.Timestamp, Seq: meta.Sequence.Stream, Delivered: meta.NumDelivered}
+			m.Kind, _ = s.kindOf(m.Subject)
+			s.opt.OnUnkeyed(m)
+		}
+		s.ack(msg)
+	}, jetstream.PullPriorityGroup(group), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) { s.reportError(err) }))
+	if err != nil {
+		return fmt.Errorf("jetstream: consuming %s: %w", name, err)
+	}
+	return nil
+}
+
+func (s *PartitionedSubscription) reportError(err error) {
+	if s.opt.OnError != nil {
+		s.opt.OnError(err)
+	}
+}
+
+// Partitions are the member's partitions.
+func (s *PartitionedSubscription) Partitions() []int {
+	return MemberPartitions(s.opt.Members, s.opt.Partitions, s.opt.Member)
+}
+
+// Applied is the stream sequence of the last message applied.
+func (s *PartitionedSubscription) Applied() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.applied
+}
+
+// LastStored is the stored time of the last message applied; zero before
+// the first.
+func (s *PartitionedSubscription) LastStored() time.Time {
+	if ns := s.lastStore.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
+
+// LastDelivery is when the member's consumer last delivered to this
+// instance (it was pinned then); zero if never.
+func (s *PartitionedSubscription) LastDelivery() time.Time {
+	if ns := s.pinned.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
+
+// CatchUps counts the replays this instance ran (on joining, and each
+// time it was pinned anew).
+func (s *PartitionedSubscription) CatchUps() uint64 { return s.catchUps.Load() }
+
+// Deliveries counts the messages the member's consumer delivered to this
+// instance: it was pinned for them.
+func (s *PartitionedSubscription) Deliveries() uint64 { return s.deliveries.Load() }
+
+// AckErrors counts acks that could not be sent.
+func (s *PartitionedSubscription) AckErrors() uint64 { return s.ackErrors.Load() }
+
+// Refresh applies what the member's pinned instance applied since this
+// instance's last message, unless this instance was delivered to within
+// quiet: a standby stays current, and a pinned instance is left to its
+// consumer.
+func (s *PartitionedSubscription) Refresh(ctx context.Context, quiet time.Duration) error {
+	if t := s.LastDelivery(); !t.IsZero() && time.Since(t) < quiet {
+		return nil
+	}
+	// What the member acked was applied, dead letters included, by its
+	// pinned instance; the rest may never be, if that instance is gone.
+	if c, err := s.js.Consumer(ctx, s.opt.Stream, s.opt.Group+"-"+s.opt.Member); err == nil {
+		s.mu.Lock()
+		s.ackFloor = max(s.ackFloor, c.CachedInfo().AckFloor.Stream)
+		s.mu.Unlock()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.resume(ctx, 0, false)
+}
+
+// Stop leaves the group; a message being applied is finished first.
+// Messages delivered and not applied are delivered again, to the member's
+// next pinned instance.
+func (s *PartitionedSubscription) Stop() {
+	if s.group != nil {
+		s.group.Stop()
+	}
+	if s.unkeyed != nil {
+		s.unkeyed.Stop()
+	}
+	s.mu.Lock()
+	s.mu.Unlock() //nolint:staticcheck // waits for the message being applied
+}

@@ -1,0 +1,178 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/shadoweval/shadoweval/testenv"
+)
+
+// collector records what one instance applied.
+type collector struct {
+	mu   sync.Mutex
+	seqs map[uint64]string // stream sequence → subject handed over
+	unk  []string
+}
+
+func (c *collector) handle(m *Message) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seqs == nil {
+		c.seqs = map[uint64]string{}
+	}
+	if _, dup := c.seqs[m.Seq]; dup {
+		panic(fmt.Sprintf("sequence %d applied twice", m.Seq))
+	}
+	c.seqs[m.Seq] = m.Subject
+}
+
+func (c *collector) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.seqs)
+}
+
+func (c *collector) unkeyed(m *Message) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.unk = append(c.unk, m.Subject)
+}
+
+func partitionedOptions(member string) PartitionedOptions {
+	return PartitionedOptions{
+		Stream: "RAG", Group: "shadoweval", Partitions: 3, Members: []string{"0", "1", "2"}, Member: member,
+		Subjects:  map[Kind]string{KindTrace: "rag.trace.>", KindAnswer: "rag.answer.>"},
+		StartTime: time.Now().Add(-time.Hour), AckWait: 2 * time.Second,
+	}
+}
+
+func publishKeyed(t *testing.T, nc *nats.Conn, from, to int) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		if err := nc.Publish(fmt.Sprintf("rag.trace.live.%s", PartitionKey(fmt.Sprintf("q%d", i))), []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPartitionedMembers: three members share the stream, each applies
+// its partitions' messages only, once, and the partitions match the
+// Partitioner's; a message without a key goes to OnUnkeyed once.
+func TestPartitionedMembers(t *testing.T) {
+	srv := testenv.RunJetStream(t)
+	nc := testenv.Connect(t, srv.ClientURL())
+	ctx := context.Background()
+	var cs [3]collector
+	for i := range cs {
+		opt := partitionedOptions(fmt.Sprint(i))
+		opt.OnUnkeyed = cs[i].unkeyed
+		sub, err := ConsumePartitioned(ctx, testenv.Connect(t, srv.ClientURL()), opt, cs[i].handle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(sub.Stop)
+		if got := sub.Partitions(); !slices.Equal(got, []int{i}) {
+			t.Fatalf("member %d partitions %v", i, got)
+		}
+	}
+	const n = 300
+	publishKeyed(t, nc, 0, n)
+	if err := nc.Publish("rag.trace.live", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, "every message applied", func() bool {
+		return cs[0].len()+cs[1].len()+cs[2].len() == n
+	})
+	p, err := NewPartitioner(2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range cs {
+		if cs[i].len() == 0 || cs[i].len() == n {
+			t.Errorf("member %d applied %d of %d messages", i, cs[i].len(), n)
+		}
+	}
+	for i := 0; i < n; i++ {
+		key := PartitionKey(fmt.Sprintf("q%d", i))
+		want := p.Partition(key)
+		found := -1
+		for m := range cs {
+			if _, ok := cs[m].seqs[uint64(i+1)]; ok {
+				found = m
+			}
+		}
+		if found != want {
+			t.Fatalf("q%d (key %s) applied by member %d, partition %d", i, key, found, want)
+		}
+	}
+	for m := range cs {
+		for _, subj := range cs[m].seqs {
+			if subj != "rag.trace.live" {
+				t.Fatalf("subject handed over %q, want rag.trace.live", subj)
+			}
+		}
+	}
+	testenv.Eventually(t, 10*time.Second, "the unkeyed message", func() bool {
+		total := 0
+		for i := range cs {
+			cs[i].mu.Lock()
+			total += len(cs[i].unk)
+			cs[i].mu.Unlock()
+		}
+		return total == 1
+	})
+}
+
+// TestPartitionedStandby: two instances of one member; the pinned one
+// applies, and when it stops the standby catches up on what it missed and
+// goes on, so that together with the replay on joining every message is
+// applied by the standby exactly once.
+func TestPartitionedStandby(t *testing.T) {
+	srv := testenv.RunJetStream(t)
+	nc := testenv.Connect(t, srv.ClientURL())
+	ctx := context.Background()
+	one := func(c *collector) *PartitionedSubscription {
+		opt := partitionedOptions("0")
+		opt.Partitions, opt.Members = 1, []string{"0"}
+		sub, err := ConsumePartitioned(ctx, testenv.Connect(t, srv.ClientURL()), opt, c.handle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sub
+	}
+	var a, b collector
+	subA := one(&a) // creates the stream; pinned
+	publishKeyed(t, nc, 0, 50)
+	testenv.Eventually(t, 10*time.Second, "the first instance applies", func() bool { return a.len() == 50 })
+	subB := one(&b) // a standby, replaying on joining
+	t.Cleanup(subB.Stop)
+	if b.len() != 50 {
+		t.Fatalf("joining replayed %d messages, want 50", b.len())
+	}
+	publishKeyed(t, nc, 50, 100)
+	testenv.Eventually(t, 10*time.Second, "one instance applies the new messages", func() bool {
+		return a.len() == 100 || b.len() == 100
+	})
+	active, standby, subActive := &a, &b, subA
+	if b.len() == 100 {
+		active, standby, subActive = &b, &a, subB
+	}
+	if standby.len() != 50 {
+		t.Fatalf("the standby applied %d messages, want the 50 of its join", standby.len())
+	}
+	subActive.Stop()
+	publishKeyed(t, nc, 100, 150)
+	testenv.Eventually(t, 30*time.Second, "the standby takes over", func() bool { return standby.len() == 150 })
+	if active.len() != 100 {
+		t.Fatalf("the stopped instance applied %d messages, want 100", active.len())
+	}
+}
