@@ -306,14 +306,45 @@ func (a *App) encodePart(now time.Time) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// maxPartJSON bounds a part's JSON once unzipped: parts come from a
+// bucket any client of the server may write.
+const maxPartJSON = 256 << 20
+
 func decodePart(data []byte) (*memberPart, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("cluster part: %w", err)
 	}
-	var p memberPart
-	if err := json.NewDecoder(io.LimitReader(zr, 256<<20)).Decode(&p); err != nil {
+	b, err := io.ReadAll(io.LimitReader(zr, maxPartJSON+1))
+	if err != nil {
 		return nil, fmt.Errorf("cluster part: %w", err)
+	}
+	if len(b) > maxPartJSON {
+		return nil, fmt.Errorf("cluster part: over %d bytes unzipped", maxPartJSON)
+	}
+	return parsePart(b)
+}
+
+// parsePart reads a part's JSON, refusing one whose windows do not hold
+// accumulators: a reader merges them unchecked.
+func parsePart(b []byte) (*memberPart, error) {
+	var p memberPart
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("cluster part: %w", err)
+	}
+	if p.Member == "" {
+		return nil, errors.New("cluster part: no member")
+	}
+	for i, wp := range p.Windows {
+		var cu window.Cumulative
+		if err := json.Unmarshal(wp.Acc, &cu); err != nil {
+			return nil, fmt.Errorf("cluster part of member %s: window %d (%s/%s): %w", p.Member, i, wp.Arm, wp.Window, err)
+		}
+		for k, v := range wp.Events {
+			if v < 0 {
+				return nil, fmt.Errorf("cluster part of member %s: window %d (%s/%s): %d %s events", p.Member, i, wp.Arm, wp.Window, v, k)
+			}
+		}
 	}
 	return &p, nil
 }

@@ -58,8 +58,8 @@ func loadGold(path string, keep func(qid string) bool) (*GoldSet, error) {
 		return nil, fmt.Errorf("gold %w", err)
 	}
 	items := make(map[string]*checks.Gold)
-	err = stream.ReadGoldFile(path, checks.NewGold, func(g *checks.Gold) {
-		if keep == nil || keep(g.QID) {
+	err = stream.ReadGoldFileKeeping(path, keep, checks.NewGold, func(g *checks.Gold) {
+		if keep == nil || keep(g.QID) { // a row whose qid only the decoder reads
 			items[g.QID] = g
 		}
 	})

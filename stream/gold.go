@@ -133,6 +133,14 @@ var errTooManyRowErrors = errors.New("too many bad rows")
 // gets the rows in file order. Any bad row refuses the file: the error
 // lists up to ten rows with their line numbers.
 func ReadGoldFile[T any](path string, prepare func(Gold) T, each func(T)) error {
+	return ReadGoldFileKeeping(path, nil, prepare, each)
+}
+
+// ReadGoldFileKeeping is ReadGoldFile for the rows whose qid keep takes
+// (nil: all): a row of another qid is skipped before it is decoded, so a
+// replica holding some partitions' gold never holds the rest, even for a
+// moment. A row whose qid cannot be read is decoded, and refused.
+func ReadGoldFileKeeping[T any](path string, keep func(qid string) bool, prepare func(Gold) T, each func(T)) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("gold %w", err)
@@ -142,10 +150,16 @@ func ReadGoldFile[T any](path string, prepare func(Gold) T, each func(T)) error 
 	// ParallelLines stops at the first error; to list several bad rows,
 	// decoding failures travel as values.
 	type row struct {
-		v   T
-		err error
+		v    T
+		err  error
+		skip bool
 	}
 	err = ParallelLines(f, path, func(line []byte) (row, error) {
+		if keep != nil {
+			if q := EventQID(line); q != "" && !keep(q) {
+				return row{skip: true}, nil
+			}
+		}
 		g, err := DecodeGold(line)
 		if err != nil {
 			return row{err: err}, nil
@@ -159,7 +173,9 @@ func ReadGoldFile[T any](path string, prepare func(Gold) T, each func(T)) error 
 			}
 			return nil
 		}
-		each(r.v)
+		if !r.skip {
+			each(r.v)
+		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, errTooManyRowErrors) {

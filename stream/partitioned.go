@@ -82,6 +82,11 @@ type PartitionedSubscription struct {
 	applied   uint64     // the last stream sequence applied
 	pin       string     // the pin id of the last delivered message
 	ackFloor  uint64     // the member consumer's, as last read: below it, side effects were had
+	ackAll    bool       // the member consumer acks all up to a message
+	unacked   jetstream.Msg
+	unackedN  int
+	done      chan struct{} // closed by Stop: ends ackLoop
+	stopOnce  sync.Once
 	lastStore atomic.Int64
 
 	catchUps   atomic.Uint64
@@ -215,13 +220,17 @@ func ConsumePartitioned(ctx context.Context, nc *nats.Conn, opt PartitionedOptio
 	if err := s.resume(ctx, 0, false); err != nil {
 		return nil, err
 	}
+	s.ackAll = tmpl.AckPolicy == jetstream.AckAllPolicy
+	s.done = make(chan struct{})
+	go s.ackLoop()
 	s.group, err = pcgroups.StaticConsume(ctx, s.js, opt.Stream, opt.Group, opt.Member, s.deliver, tmpl)
 	if err != nil {
+		close(s.done)
 		return nil, fmt.Errorf("joining consumer group %s as member %s: %w", opt.Group, opt.Member, err)
 	}
 	if opt.OnUnkeyed != nil {
 		if err := s.consumeUnkeyed(ctx, str, subjects); err != nil {
-			s.group.Stop()
+			s.Stop()
 			return nil, err
 		}
 	}
@@ -282,7 +291,7 @@ func (s *PartitionedSubscription) memberConsumerConfig(ctx context.Context, str 
 		Description:   "shadoweval: member " + s.opt.Member + " of consumer group " + s.opt.Group,
 		DeliverPolicy: jetstream.DeliverByStartTimePolicy,
 		OptStartTime:  &start,
-		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckPolicy:     jetstream.AckAllPolicy,
 		AckWait:       ackWait,
 		ReplayPolicy:  jetstream.ReplayInstantPolicy,
 	}, nil
@@ -317,8 +326,47 @@ func (s *PartitionedSubscription) deliver(msg jetstream.Msg) {
 		m.Delivered = meta.NumDelivered
 		s.apply(m)
 	}
+	if !s.ackAll {
+		s.mu.Unlock()
+		s.ack(msg)
+		return
+	}
+	// One ack covers every message delivered before it: a batch's last
+	// is acked, or the last one applied once deliveries pause.
+	s.unacked = msg
+	if s.unackedN++; s.unackedN >= ackEvery {
+		s.flushAckLocked()
+	}
 	s.mu.Unlock()
-	s.ack(msg)
+}
+
+// ackEvery is how many applied messages one ack covers at most (AckAll):
+// an ack costs the server about as much as the message it acks.
+const ackEvery = 256
+
+// flushAckLocked acks the last message applied, if not yet.
+func (s *PartitionedSubscription) flushAckLocked() {
+	if s.unacked != nil {
+		s.ack(s.unacked)
+		s.unacked, s.unackedN = nil, 0
+	}
+}
+
+// ackLoop acks what was applied since the last ack, so that a pause in
+// deliveries leaves nothing unacked for long.
+func (s *PartitionedSubscription) ackLoop() {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+			s.mu.Lock()
+			s.flushAckLocked()
+			s.mu.Unlock()
+		}
+	}
 }
 
 func (s *PartitionedSubscription) ack(msg jetstream.Msg) {
@@ -537,5 +585,7 @@ func (s *PartitionedSubscription) Stop() {
 		s.unkeyed.Stop()
 	}
 	s.mu.Lock()
-	s.mu.Unlock() //nolint:staticcheck // waits for the message being applied
+	s.flushAckLocked() // what was applied is not delivered again
+	s.mu.Unlock()
+	s.stopOnce.Do(func() { close(s.done) })
 }

@@ -3,7 +3,9 @@ package stream
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -174,5 +176,41 @@ func TestPartitionedStandby(t *testing.T) {
 	testenv.Eventually(t, 30*time.Second, "the standby takes over", func() bool { return standby.len() == 150 })
 	if active.len() != 100 {
 		t.Fatalf("the stopped instance applied %d messages, want 100", active.len())
+	}
+}
+
+// TestReadGoldFileKeeping: only the rows keep takes are decoded and handed
+// over; a row of another qid is skipped even when invalid, and a row whose
+// qid cannot be read is decoded and refuses the file.
+func TestReadGoldFileKeeping(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		path := dir + "/" + name
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good := write("gold.jsonl", `{"qid":"q1","question":"a?","answerable":true,"gold_citations":["p1#1"]}
+{"qid":"q2","question":"b?","answerable":true,"gold_citations":"not a list"}
+{"qid":"q3","question":"c?","answerable":true,"gold_citations":["p3#1"]}
+`)
+	keep := func(qid string) bool { return qid != "q2" }
+	var got []string
+	if err := ReadGoldFileKeeping(good, keep, func(g Gold) string { return g.QID }, func(q string) { got = append(got, q) }); err != nil {
+		t.Fatalf("the invalid row of a qid not kept refused the file: %v", err)
+	}
+	if !slices.Equal(got, []string{"q1", "q3"}) {
+		t.Fatalf("kept %v, want [q1 q3]", got)
+	}
+	if err := ReadGoldFile(good, func(g Gold) string { return g.QID }, func(string) {}); err == nil {
+		t.Fatal("without keep the invalid row must refuse the file")
+	}
+	bad := write("bad.jsonl", `{"qid":"q1","question":"a?","answerable":true,"gold_citations":["p1#1"]}
+{"question":"no qid","answerable":true,"gold_citations":[]}
+`)
+	err := ReadGoldFileKeeping(bad, keep, func(g Gold) string { return g.QID }, func(string) {})
+	if err == nil || !strings.Contains(err.Error(), ":2:") {
+		t.Fatalf("a row without a qid: %v, want an error naming line 2", err)
 	}
 }

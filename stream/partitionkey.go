@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"hash/fnv"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -56,7 +57,23 @@ func safeKeyToken(s string) bool {
 // needed and gives up quietly on invalid JSON (the sidecar rejects such a
 // line whatever its subject).
 func EventQID(line []byte) string {
-	dec := jsontext.NewDecoder(bytes.NewReader(line))
+	r := qidReaders.Get().(*qidReader)
+	defer qidReaders.Put(r)
+	r.src.Reset(line)
+	r.dec.Reset(&r.src)
+	return eventQID(&r.dec)
+}
+
+// qidReader is a reusable decoder: a replica that loads some partitions'
+// gold reads the qid of every row of the file, most of them to skip.
+type qidReader struct {
+	src bytes.Reader
+	dec jsontext.Decoder
+}
+
+var qidReaders = sync.Pool{New: func() any { return new(qidReader) }}
+
+func eventQID(dec *jsontext.Decoder) string {
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return ""
 	}
