@@ -220,4 +220,3 @@ func deref(p *float64) any {
 	}
 	return *p
 }
-

@@ -1189,11 +1189,7 @@ func TestRenderRefuses(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := filepath.Join(t.TempDir(), "values.yaml")
-			if err := os.WriteFile(f, []byte(tc.values+"\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			out, err := helmTemplate(t, chartDir, []string{f})
+			out, err := helmTemplate(t, chartDir, writeValues(t, tc.values+"\n"))
 			if err == nil {
 				t.Fatalf("rendered; want an error with %q\n%s", tc.want, out)
 			}
@@ -1209,12 +1205,8 @@ func TestRenderRefuses(t *testing.T) {
 // renders, and `shadoweval config check` refuses it: the check of TestRender
 // is not vacuous.
 func TestConfigCheckCatchesWhatTheSchemaCannot(t *testing.T) {
-	f := filepath.Join(t.TempDir(), "values.yaml")
 	v := "config:\n  gates:\n    - {name: g, metric: precision, op: '>=', threshold: 0.8, window: 2m}\n"
-	if err := os.WriteFile(f, []byte(v), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := helmTemplate(t, chartDir, []string{f}, "--show-only", "templates/configmap.yaml")
+	out, err := helmTemplate(t, chartDir, writeValues(t, v), "--show-only", "templates/configmap.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
