@@ -7,7 +7,6 @@ replace github.com/shadoweval/shadoweval => ../
 require (
 	github.com/argoproj/argo-rollouts v1.9.0
 	github.com/fluxcd/flagger v1.36.1
-	github.com/nats-io/nats.go v1.55.0
 	github.com/shadoweval/shadoweval v0.0.0-00010101000000-000000000000
 	github.com/sirupsen/logrus v1.9.3
 	k8s.io/api v0.34.1
@@ -71,6 +70,7 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/nats-io/jwt/v2 v2.8.2 // indirect
 	github.com/nats-io/nats-server/v2 v2.15.2 // indirect
+	github.com/nats-io/nats.go v1.55.0 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
 	github.com/oapi-codegen/runtime v1.6.0 // indirect
@@ -80,6 +80,7 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
+	github.com/synadia-io/orbit.go/pcgroups v0.2.2 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasttemplate v1.2.2 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
