@@ -49,6 +49,10 @@ type Options struct {
 	// the OTEL_EXPORTER_OTLP_* environment, and no tracing at all when
 	// neither names an endpoint.
 	TracerProvider trace.TracerProvider
+	// AdaptProcs runs the process on one processor while the traffic is
+	// light (procs.go). It changes GOMAXPROCS for the whole process, so
+	// only a process that is the sidecar sets it.
+	AdaptProcs bool
 	// spanProcessor, set by tests, also gets the spans of the provider
 	// built from the config, so tracing is on even without an endpoint.
 	spanProcessor sdktrace.SpanProcessor
@@ -93,6 +97,8 @@ type App struct {
 	history      *statuspage.History
 	historyEvery time.Duration
 
+	handled    atomic.Uint64 // messages handled, for AdaptProcs
+	adaptProcs bool
 	connected  atomic.Bool
 	subscribed atomic.Bool
 	stopping   atomic.Bool
@@ -118,7 +124,7 @@ func New(opt Options) (*App, error) {
 		return nil, err
 	}
 	cfg := opt.Config
-	a := &App{cfg: cfg, log: opt.Logger, reg: opt.Registry, now: opt.Now, goldWait: opt.GoldWatchInterval}
+	a := &App{cfg: cfg, log: opt.Logger, reg: opt.Registry, now: opt.Now, goldWait: opt.GoldWatchInterval, adaptProcs: opt.AdaptProcs}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -328,6 +334,9 @@ func (a *App) Start(ctx context.Context) error {
 	a.goBackground(func() { a.historyLoop(bg) })
 	if a.cluster != nil {
 		a.clusterLoops(bg)
+	}
+	if a.adaptProcs {
+		a.goBackground(func() { a.procsLoop(bg) })
 	}
 	a.log.Info("shadoweval ready", "http", a.Addr(), "nats", nc.ConnectedUrlRedacted(), "gold_items", a.gold.Current().Len())
 	return nil

@@ -39,6 +39,9 @@ const (
 
 // handle is called by the NATS subscriptions, one goroutine per kind.
 func (a *App) handle(m *stream.Message) {
+	if a.adaptProcs {
+		a.handled.Add(1)
+	}
 	// Arrival time on the app's clock: join and pair ages are compared with
 	// a.now() in expire, and it stands in for a missing event time.
 	// In JetStream mode the consumer sets it to the time the server stored

@@ -61,7 +61,8 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	}
 	log := newLogger(stderr, cfg.Log.Level)
 	setMemoryLimit(log)
-	app, err := sidecar.New(sidecar.Options{Config: cfg, Logger: log})
+	// GOMAXPROCS set by hand is kept as it is.
+	app, err := sidecar.New(sidecar.Options{Config: cfg, Logger: log, AdaptProcs: os.Getenv("GOMAXPROCS") == ""})
 	if err != nil {
 		fmt.Fprintf(stderr, "shadoweval run: %v\n", err)
 		return exitBadInput
