@@ -29,7 +29,6 @@ package sidecar
 
 import (
 	"bytes"
-	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -218,13 +217,18 @@ func (a *App) subscribeCluster(ctx context.Context) error {
 	return nil
 }
 
-// rejectUnkeyed dead-letters a message stored without a partition.
+// rejectUnkeyed dead-letters a message stored without a partition. It is
+// counted in shadoweval_rejected_events_total but in no window: whichever
+// replica is pinned for such messages, the merged windows stay those of
+// the partitioned events alone.
 func (a *App) rejectUnkeyed(m *stream.Message) {
-	if m.Received.IsZero() {
-		m.Received = a.now()
+	a.metrics.rejected.WithLabelValues(ReasonNoPartitionKey).Inc()
+	detail := "subject " + m.Subject + " has no key token (publish to PREFIX.<arm>.<key>, key = the qid or its hash)"
+	result := "success"
+	if a.pub == nil || a.pub.DeadLetter(a.cfg.Subjects.Deadletter, m, ReasonNoPartitionKey+": "+clipDetail(detail)) != nil {
+		result = "failure"
 	}
-	a.reject(m, a.arms.get(cmp.Or(stream.ArmFromSubject(m.Subject), "_other")), ReasonNoPartitionKey,
-		"subject "+m.Subject+" has no key token (publish to PREFIX.<arm>.<key>, key = the qid or its hash)")
+	a.metrics.deadLetters.WithLabelValues(result).Inc()
 }
 
 // clusterLoops writes this replica's part and follows the other parts and
@@ -393,7 +397,9 @@ func (a *App) watchAnalyses(ctx context.Context) {
 		a.log.Warn("cluster: analyses started elsewhere will not reach this replica", "bucket", a.cfg.Analysis.KVBucket, "err", err)
 		return
 	}
-	w, err := kv.WatchAll(ctx, jetstream.UpdatesOnly())
+	// The bucket's current keys come first: one put between the restore at
+	// Start and this watch is not missed.
+	w, err := kv.WatchAll(ctx)
 	if err != nil {
 		a.log.Warn("cluster: analyses started elsewhere will not reach this replica", "bucket", a.cfg.Analysis.KVBucket, "err", err)
 		return

@@ -14,11 +14,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/shadoweval/shadoweval/sidecar"
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/testenv"
@@ -112,7 +115,7 @@ func TestClusterMergedAnswers(t *testing.T) {
 		})
 	}
 
-	_, js := testenv.ConnectJetStream(t, url, nats.MaxReconnects(-1))
+	nc, js := testenv.ConnectJetStream(t, url, nats.MaxReconnects(-1))
 	ctx := testenv.Context(t, waitTimeout)
 	pubs := keyed(jsTraffic(0, 800, started.Since))
 	want := expectedEvents(pubs)
@@ -156,6 +159,36 @@ func TestClusterMergedAnswers(t *testing.T) {
 	phase(3*quarter, len(pubs))
 
 	live := []*sidecarProcess{r[standby], r[1]}
+
+	// A message without a key token: one replica of the cluster (and the
+	// single replica, in its own group) rejects and dead-letters it.
+	deadLetters := subscribe(t, nc, "shadoweval.deadletter")
+	testenv.Flush(t, nc)
+	if _, err := js.Publish(ctx, "rag.trace.live", []byte(`{"qid":"A1"}`)); err != nil {
+		t.Fatal(err)
+	}
+	unkeyed := func() float64 {
+		n := 0.0
+		for _, p := range live {
+			v, _ := p.MetricValue("shadoweval_rejected_events_total", map[string]string{"reason": sidecar.ReasonNoPartitionKey})
+			n += v
+		}
+		return n
+	}
+	poll(t, "the unkeyed message to be rejected once by the cluster", func() string {
+		if n := unkeyed(); n != 1 {
+			return fmt.Sprint(n, " rejections")
+		}
+		return ""
+	})
+	seen := 0
+	for seen < 2 { // the cluster's and the single replica's
+		m := testenv.Next(t, deadLetters)
+		if m.Header.Get(stream.HeaderReason) == "" || !strings.HasPrefix(m.Header.Get(stream.HeaderReason), sidecar.ReasonNoPartitionKey) {
+			continue // the traffic's malformed events
+		}
+		seen++
+	}
 	single.waitExpected("single replica", want)
 	for i, p := range live {
 		p.waitExpected(fmt.Sprint("live replica ", i), want)
@@ -166,6 +199,27 @@ func TestClusterMergedAnswers(t *testing.T) {
 		}
 		return ""
 	})
+	// Events carry times up to 8 s after the analysis start, ahead of the
+	// clock while they are published, and a window leaves out buckets
+	// ahead of the time it is read at: compare once every member's part
+	// was written after the last event's time, as the single replica is
+	// read after it.
+	last := started.Since.Add(time.Duration(800) * 10 * time.Millisecond)
+	for i, p := range live {
+		poll(t, fmt.Sprint("replica ", i, "'s parts to be written after the last event's time"), func() string {
+			code, body := p.Get("/api/v1/windows?arm=live&window=5m")
+			var rep sidecar.WindowReport
+			if code != http.StatusOK || json.Unmarshal(body, &rep) != nil {
+				return fmt.Sprint(code, string(body))
+			}
+			for _, m := range rep.Members {
+				if written := time.Now().Add(-time.Duration(m.AgeSeconds * float64(time.Second))); !written.After(last) {
+					return fmt.Sprintf("member %s written %s, last event %s", m.Member, written.Format(time.RFC3339Nano), last.Format(time.RFC3339Nano))
+				}
+			}
+			return ""
+		})
+	}
 	ref := single.allWindows("prose", "code")
 	for i, p := range live {
 		got := p.allWindows("prose", "code")
