@@ -127,31 +127,25 @@ func (a *App) newCluster() error {
 	c.lateStart = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "shadoweval_cluster_analyses_learned_late_total", Help: "Analyses this replica learned of after applying events past their start: its part of them misses those events.",
 	})
+	// of reads a count of the subscription, 0 before it exists.
+	of := func(count func(*stream.PartitionedSubscription) uint64) func() float64 {
+		return func() float64 {
+			if c.sub == nil {
+				return 0
+			}
+			return float64(count(c.sub))
+		}
+	}
 	a.reg.MustRegister(c.published, c.lateStart,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "shadoweval_cluster_applied_sequence", Help: "Stream sequence of the last message this replica applied.",
-		}, func() float64 {
-			if c.sub == nil {
-				return 0
-			}
-			return float64(c.sub.Applied())
-		}),
+		}, of((*stream.PartitionedSubscription).Applied)),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "shadoweval_cluster_deliveries_total", Help: "Messages the member's consumer delivered to this replica (it was the pinned instance for them; a standby gets none).",
-		}, func() float64 {
-			if c.sub == nil {
-				return 0
-			}
-			return float64(c.sub.Deliveries())
-		}),
+		}, of((*stream.PartitionedSubscription).Deliveries)),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "shadoweval_cluster_catch_ups_total", Help: "Replays of the member's partitions this replica ran: on joining, each time it was pinned anew, and as a standby.",
-		}, func() float64 {
-			if c.sub == nil {
-				return 0
-			}
-			return float64(c.sub.CatchUps())
-		}))
+		}, of((*stream.PartitionedSubscription).CatchUps)))
 	a.cluster = c
 	return nil
 }
