@@ -18,6 +18,13 @@ type AnalysisConfig struct {
 	MaxDuration Duration                   `yaml:"max_duration"` // default 24h
 	Retention   Duration                   `yaml:"retention"`    // default 24h
 	KVBucket    string                     `yaml:"kv_bucket"`    // default "shadoweval_analyses"
+	// PairHorizon is the most event time between a candidate event and the
+	// baseline event it is paired with (SPEC §5.3); default 10m.
+	PairHorizon Duration `yaml:"pair_horizon"`
+	// PairMaxPending bounds the events (and, apart, the judgement pairs)
+	// of each compared pair of arms waiting for a partner; past it the
+	// oldest wait no longer. Default 100000.
+	PairMaxPending int `yaml:"pair_max_pending"`
 }
 
 // AnalysisCheck is one check of a set. With Op empty it is a comparison check:
@@ -44,6 +51,8 @@ const (
 	DefaultAnalysisMaxActive = 64
 	DefaultAnalysisKVBucket  = "shadoweval_analyses"
 	defaultAnalysisDuration  = 24 * time.Hour // max_duration and retention
+	DefaultPairHorizon       = 10 * time.Minute
+	DefaultPairMaxPending    = 100000
 )
 
 // The shipped check sets; the verdict endpoints name them (SPEC §6), so a
@@ -90,12 +99,14 @@ func DefaultCheckSets() map[string][]AnalysisCheck {
 
 func defaultAnalysis() AnalysisConfig {
 	return AnalysisConfig{
-		Alpha:       DefaultAnalysisAlpha,
-		Checks:      DefaultCheckSets(),
-		MaxActive:   DefaultAnalysisMaxActive,
-		MaxDuration: Duration(defaultAnalysisDuration),
-		Retention:   Duration(defaultAnalysisDuration),
-		KVBucket:    DefaultAnalysisKVBucket,
+		Alpha:          DefaultAnalysisAlpha,
+		Checks:         DefaultCheckSets(),
+		MaxActive:      DefaultAnalysisMaxActive,
+		MaxDuration:    Duration(defaultAnalysisDuration),
+		Retention:      Duration(defaultAnalysisDuration),
+		KVBucket:       DefaultAnalysisKVBucket,
+		PairHorizon:    Duration(DefaultPairHorizon),
+		PairMaxPending: DefaultPairMaxPending,
 	}
 }
 
@@ -140,6 +151,10 @@ func (k *checker) analysis() {
 	}
 	k.positiveDuration("analysis.max_duration", a.MaxDuration)
 	k.positiveDuration("analysis.retention", a.Retention)
+	k.positiveDuration("analysis.pair_horizon", a.PairHorizon)
+	if a.PairMaxPending < 1 {
+		k.errf("analysis.pair_max_pending", "must be >= 1, got %d", a.PairMaxPending)
+	}
 	switch b := a.KVBucket; {
 	case b == "":
 		k.errf("analysis.kv_bucket", "is empty; analyses keep their checkpoints there")

@@ -574,7 +574,7 @@ var (
 	tracingScalars  = map[string]kind{"sample_ratio": number}
 	clusterScalars  = map[string]kind{"partitions": integer, "members": integer}
 	gateScalars     = map[string]kind{"threshold": number, "min_samples": integer, "confidence": number}
-	analysisScalars = map[string]kind{"alpha": number, "max_active": integer}
+	analysisScalars = map[string]kind{"alpha": number, "max_active": integer, "pair_max_pending": integer}
 	checkScalars    = map[string]kind{"tolerance": number, "threshold": number, "min_samples": integer}
 )
 

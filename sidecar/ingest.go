@@ -169,7 +169,7 @@ func (a *App) handleJudgement(m *stream.Message, subjectArm string) {
 		if g, ok := a.gold.Lookup(j.QID); ok {
 			typ = g.Type
 		}
-		p := &window.PairObservation{Arm: arm, Type: typ, Time: m.Received, Scholar: scholar.Label, Auditor: auditor.Label}
+		p := &window.PairObservation{Arm: arm, Type: typ, QID: j.QID, RequestID: j.RequestID, Time: m.Received, Scholar: scholar.Label, Auditor: auditor.Label}
 		err := a.win.AddPair(p, m.Received)
 		switch {
 		case err == nil:

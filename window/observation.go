@@ -41,7 +41,10 @@ type Observation struct {
 	// then hold no strings for the collector to scan. 0: the Windows number
 	// QID themselves.
 	QIDKey uint32
-	Time   time.Time // event time; zero = now
+	// RequestID is the user request the event answered: canary analyses
+	// pair the arms' events of one request (SPEC §5.3). "" = none.
+	RequestID string
+	Time      time.Time // event time; zero = now
 
 	HasAnswer  bool // answer side present (false for a retrieval-only half)
 	Answerable bool // gold A (false = U)
@@ -74,11 +77,14 @@ type Observation struct {
 
 // PairObservation is one Scholar/Auditor judgement pair.
 type PairObservation struct {
-	Arm     string    // "" = DefaultArm
-	Type    string    // gold content type of the qid; "" = vocab.DefaultType
-	Time    time.Time // zero = now
-	Scholar string    // one of JudgementLabels
-	Auditor string
+	Arm  string // "" = DefaultArm
+	Type string // gold content type of the qid; "" = vocab.DefaultType
+	// QID and RequestID are the question and request judged: canary
+	// analyses pair the arms' judgements by them (SPEC §5.3).
+	QID, RequestID string
+	Time           time.Time // zero = now
+	Scholar        string    // one of JudgementLabels
+	Auditor        string
 }
 
 // CitedSetHash hashes the set of cited ids: FNV-1a 64 over the sorted

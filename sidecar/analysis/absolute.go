@@ -26,7 +26,7 @@ func (absolute) waiting(Samples) string { return "" }
 // two order statistics of the candidate; κ with Cohen's large-sample
 // variance. The boundaries are tuned to be tightest at oneSampleMargin
 // (quantilePlanN samples for quantiles).
-func (absolute) bounds(c config.AnalysisCheck, a *arms, level float64) (float64, confseq.Interval) {
+func (absolute) bounds(c config.AnalysisCheck, a *arms, level float64, _ *CheckResult) (float64, confseq.Interval) {
 	switch window.KindOf(c.Metric) {
 	case window.Quantile:
 		p := quantileOf(c.Metric)

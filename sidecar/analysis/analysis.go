@@ -116,9 +116,12 @@ type Analysis struct {
 
 	// mu is the Manager's: one lock for every analysis, so that an event
 	// takes one lock however many analyses read its arm.
-	mu        *sync.Mutex
-	cand      *window.Cumulative
-	base      *window.Cumulative
+	mu   *sync.Mutex
+	cand *window.Cumulative
+	base *window.Cumulative
+	ks   []int
+	// matched are the pairs of its two arms' events that it takes.
+	matched   *window.Matched
 	ended     time.Time
 	endReason string
 	// The start and end (MaxInt64 while running) in Unix nanoseconds, for
@@ -142,11 +145,13 @@ type Analysis struct {
 }
 
 func newAnalysis(mu *sync.Mutex, epoch *uint64, spec Spec, checks []config.AnalysisCheck, alpha float64, ks []int, minRuns int) *Analysis {
+	startNs := spec.Start.UnixNano()
 	return &Analysis{
 		mu: mu, epoch: epoch, spec: spec, checks: slices.Clone(checks), alpha: alpha,
 		cand: window.NewCumulative(ks, minRuns), base: window.NewCumulative(ks, minRuns),
+		ks: slices.Clone(ks), matched: window.NewMatched(ks, startNs, math.MaxInt64),
 		step: 1, run: make([]Bound, len(checks)),
-		startNs: spec.Start.UnixNano(), endNs: math.MaxInt64,
+		startNs: startNs, endNs: math.MaxInt64,
 	}
 }
 
@@ -200,10 +205,15 @@ func (an *Analysis) eventsLocked() Samples {
 	return Samples{Arm: an.cand.Events(), Baseline: an.base.Events()}
 }
 
+// armsLocked is what a judgement reads of the analysis now.
+func (an *Analysis) armsLocked() arms {
+	return arms{cand: an.cand, base: an.base, candM: an.cand.Metrics(), baseM: an.base.Metrics(), pairs: an.matched.Counts(), ks: an.ks}
+}
+
 // narrowLocked intersects each check's running bound with its sequence
 // now, once both arms have min_samples.
 func (an *Analysis) narrowLocked() {
-	a := arms{cand: an.cand, base: an.base, candM: an.cand.Metrics(), baseM: an.base.Metrics()}
+	a := an.armsLocked()
 	res, _, _ := judge(an.checks, &a, an.alpha, nil)
 	for i := range res {
 		if res[i].nowOK {
@@ -213,7 +223,7 @@ func (an *Analysis) narrowLocked() {
 }
 
 func (an *Analysis) resultLocked() Result {
-	a := arms{cand: an.cand, base: an.base, candM: an.cand.Metrics(), baseM: an.base.Metrics()}
+	a := an.armsLocked()
 	checks, v, reason := judge(an.checks, &a, an.alpha, an.run)
 	r := Result{
 		Verdict: v, Analysis: an.spec.ID, Arm: an.spec.Arm, Baseline: an.spec.Baseline, CheckSet: an.spec.CheckSet,
@@ -275,6 +285,7 @@ func (an *Analysis) end(t time.Time, reason string) bool {
 	}
 	an.ended, an.endReason = t, reason
 	an.endNs = t.UnixNano()
+	an.matched.SetEnd(an.endNs)
 	*an.epoch++
 	return true
 }

@@ -32,27 +32,61 @@ func (comparison) waiting(s Samples) string {
 // streams; the cited-ΔS quantiles with each arm's order-statistic bounds
 // at half the level, the candidate's lower bound minus the baseline's
 // upper bound and so on, so that each side of the difference holds at
-// level; κ with Cohen's large-sample variance of each arm.
-func (comparison) bounds(c config.AnalysisCheck, a *arms, level float64) (float64, confseq.Interval) {
-	switch window.KindOf(c.Metric) {
-	case window.Quantile:
+// level; κ with Cohen's large-sample variance of each arm. A metric that
+// matched pairs count (paired.go) is judged on the intersection of that
+// sequence and the paired one, each at half the level.
+func (comparison) bounds(c config.AnalysisCheck, a *arms, level float64, r *CheckResult) (float64, confseq.Interval) {
+	r.Pairing = PairedNone
+	kind := window.KindOf(c.Metric)
+	if kind == window.Quantile {
 		p := quantileOf(c.Metric)
 		b := quantileBoundary(level/2, p)
 		cl, ch := rankBounds(b, a.cand, p)
 		bl, bh := rankBounds(b, a.base, p)
 		return a.candM[c.Metric].Value - a.baseM[c.Metric].Value, confseq.Interval{Lo: cl - bh, Hi: ch - bl}
-	case window.Kappa:
+	}
+	// A pairable metric's unpaired sequence takes half the level whether
+	// or not pairs have come yet, so that the two halves add up to the
+	// level at every time.
+	unpairedLevel := level
+	var pr paired
+	if pairable(c.Metric) {
+		unpairedLevel = level / 2
+		pr = pairedBounds(c.Metric, a.ks, a.pairs, level/2)
+	}
+	var d float64
+	var iv confseq.Interval
+	if kind == window.Kappa {
 		kc, vc := kappaVariance(a.candM)
 		kb, vb := kappaVariance(a.baseM)
-		b := boundaryFor(level, confseq.PlannedInformation(level, c.Tolerance))
+		b := boundaryFor(unpairedLevel, confseq.PlannedInformation(unpairedLevel, c.Tolerance))
 		r := confseq.Diff(b, vc+vb)
-		d := kc - kb
-		return d, confseq.Interval{Lo: max(-2, d-r), Hi: min(2, d+r)}
+		d = kc - kb
+		iv = confseq.Interval{Lo: max(-2, d-r), Hi: min(2, d+r)}
+	} else {
+		// proportions: config admits no other kind
+		vc, vb := a.candM[c.Metric], a.baseM[c.Metric]
+		b := boundaryFor(unpairedLevel, confseq.PlannedInformation(unpairedLevel, c.Tolerance))
+		d, iv = vc.Value-vb.Value, confseq.ProportionDiff(b, vc.Num, vc.Den, vb.Num, vb.Den)
 	}
-	// proportions: config admits no other kind
-	vc, vb := a.candM[c.Metric], a.baseM[c.Metric]
-	b := boundaryFor(level, confseq.PlannedInformation(level, c.Tolerance))
-	return vc.Value - vb.Value, confseq.ProportionDiff(b, vc.Num, vc.Den, vb.Num, vb.Den)
+	if !pr.ok {
+		return d, iv
+	}
+	r.Pairing, r.Pairs = pr.pairing, pr.pairs
+	r.PairedInterval = &[2]float64{pr.iv.Lo, pr.iv.Hi}
+	r.UnpairedInterval = &[2]float64{iv.Lo, iv.Hi}
+	return d, intersect(iv, pr.iv)
+}
+
+// intersect is the intersection of two sequences that each hold at their
+// level; when they do not meet (one of them is off, or the arms' mix of
+// questions moved between the pairs and the rest), their hull, which
+// decides nothing the two would not both decide.
+func intersect(x, y confseq.Interval) confseq.Interval {
+	if met := (confseq.Interval{Lo: max(x.Lo, y.Lo), Hi: min(x.Hi, y.Hi)}); met.Lo <= met.Hi {
+		return met
+	}
+	return confseq.Interval{Lo: min(x.Lo, y.Lo), Hi: max(x.Hi, y.Hi)}
 }
 
 func (comparison) tooFew(c config.AnalysisCheck, s Samples) string {

@@ -52,6 +52,14 @@ type CheckResult struct {
 	BaselineValue *float64 `json:"baseline_value"`
 	Samples       Samples  `json:"samples"`
 	MinSamples    int      `json:"min_samples"`
+	// Pairing says how the check's matched pairs were matched (request,
+	// qid; none when the check reads no pairs), Pairs how many count in
+	// it, and PairedInterval and UnpairedInterval the two sequences
+	// whose intersection is Interval (SPEC §5.3); nil when unpaired.
+	Pairing          string      `json:"pairing"`
+	Pairs            int64       `json:"pairs"`
+	PairedInterval   *[2]float64 `json:"paired_interval,omitempty"`
+	UnpairedInterval *[2]float64 `json:"unpaired_interval,omitempty"`
 	// Level is the confidence of each side of Interval: 1 − α/m.
 	Level   float64 `json:"level"`
 	Verdict Verdict `json:"verdict"`
@@ -88,10 +96,13 @@ const (
 	KindAbsolute   = config.CheckAbsolute
 )
 
-// arms is what a judgement reads of the two arms.
+// arms is what a judgement reads of the two arms: their accumulators and
+// metrics, and their matched pairs (nil: none) with the cut-offs ks.
 type arms struct {
 	cand, base   *window.Cumulative
 	candM, baseM map[string]window.Value
+	pairs        *window.Matches
+	ks           []int
 }
 
 // judge judges checks over the two arms at level alpha (split over the
@@ -102,30 +113,18 @@ func judge(checks []config.AnalysisCheck, a *arms, alpha float64, run []Bound) (
 	res := make([]CheckResult, len(checks))
 	withData := 0
 	for i, c := range checks {
-		r := &res[i]
-		*r = CheckResult{Name: c.Name, Metric: c.Metric, Kind: c.Kind(),
-			LowerIsBetter: window.LowerIsBetter(c.Metric), MinSamples: c.MinSamples}
-		k := checkKinds[c.Kind()]
-		if k != nil {
-			k.describe(c, r)
-		}
 		vc, vb := a.candM[c.Metric], a.baseM[c.Metric]
-		r.Samples = Samples{Arm: vc.Samples, Baseline: vb.Samples}
+		if startCheck(c, &res[i], Samples{Arm: vc.Samples, Baseline: vb.Samples}) {
+			withData++
+		}
 		if vc.Samples > 0 {
-			r.ArmValue = ptr(vc.Value)
+			res[i].ArmValue = ptr(vc.Value)
 		}
 		if vb.Samples > 0 {
-			r.BaselineValue = ptr(vb.Value)
+			res[i].BaselineValue = ptr(vb.Value)
 		}
-		if k != nil && !k.hasData(r.Samples) {
-			r.Verdict, r.Reason = NoData, "no sample of "+c.Metric+" in either arm"
-			continue
-		}
-		withData++
 	}
 	level := alpha / float64(max(withData, 1))
-	var failing, undecided []string
-	passed := 0
 	for i, c := range checks {
 		r := &res[i]
 		r.Level = 1 - level
@@ -137,7 +136,38 @@ func judge(checks []config.AnalysisCheck, a *arms, alpha float64, run []Bound) (
 			b = run[i]
 		}
 		judgeCheck(c, r, a, level, b)
+	}
+	v, reason := verdictOf(res, withData)
+	return res, v, reason
+}
+
+// startCheck fills in what r shows of c before it is judged, with s its
+// samples per arm, and reports whether c has data; a check without is
+// no_data, one of a kind without a judge inconclusive.
+func startCheck(c config.AnalysisCheck, r *CheckResult, s Samples) bool {
+	*r = CheckResult{Name: c.Name, Metric: c.Metric, Kind: c.Kind(), LowerIsBetter: window.LowerIsBetter(c.Metric),
+		MinSamples: c.MinSamples, Samples: s, Pairing: PairedNone}
+	k := checkKinds[c.Kind()]
+	if k == nil {
+		r.Verdict, r.Reason = Inconclusive, fmt.Sprintf("no judge for check kind %q", c.Kind())
+		return true
+	}
+	k.describe(c, r)
+	if !k.hasData(s) {
+		r.Verdict, r.Reason = NoData, "no sample of "+c.Metric+" in either arm"
+		return false
+	}
+	return true
+}
+
+// verdictOf is the analysis verdict of judged checks, withData of them
+// with data: fail when any fails, pass when every one with data passes.
+func verdictOf(res []CheckResult, withData int) (Verdict, string) {
+	var failing, undecided []string
+	passed := 0
+	for _, r := range res {
 		switch r.Verdict {
+		case NoData:
 		case Fail:
 			failing = append(failing, r.Name)
 		case Pass:
@@ -148,13 +178,60 @@ func judge(checks []config.AnalysisCheck, a *arms, alpha float64, run []Bound) (
 	}
 	switch {
 	case len(failing) > 0:
-		return res, Fail, "failing: " + strings.Join(failing, ", ")
+		return Fail, "failing: " + strings.Join(failing, ", ")
 	case withData == 0:
-		return res, Inconclusive, "no data yet for any check"
+		return Inconclusive, "no data yet for any check"
 	case passed == withData:
-		return res, Pass, ""
+		return Pass, ""
 	}
-	return res, Inconclusive, "undecided: " + strings.Join(undecided, ", ")
+	return Inconclusive, "undecided: " + strings.Join(undecided, ", ")
+}
+
+// FixedSample is what JudgeFixed reads of two arms seen once, whole.
+type FixedSample interface {
+	// Samples are each arm's samples of metric.
+	Samples(metric string) Samples
+	// Interval fills r's estimate, interval (each side at level) and
+	// pairing for c, or says why there is none.
+	Interval(c config.AnalysisCheck, level float64, r *CheckResult) (why string)
+}
+
+// JudgeFixed judges checks once over a fixed sample (`eval --baseline`,
+// SPEC §5.3) as a reading of an analysis judges them, but on intervals
+// that hold at one look: level alpha split over the checks with data,
+// min_samples per arm, the verdict of every check and of the whole.
+func JudgeFixed(checks []config.AnalysisCheck, alpha float64, fs FixedSample) ([]CheckResult, Verdict, string) {
+	res := make([]CheckResult, len(checks))
+	withData := 0
+	for i, c := range checks {
+		if startCheck(c, &res[i], fs.Samples(c.Metric)) {
+			withData++
+		}
+	}
+	level := alpha / float64(max(withData, 1))
+	for i, c := range checks {
+		r := &res[i]
+		r.Level = 1 - level
+		k := checkKinds[c.Kind()]
+		if r.Verdict != "" {
+			continue
+		}
+		if why := k.waiting(r.Samples); why != "" {
+			r.Verdict, r.Reason = Inconclusive, why
+			continue
+		}
+		if why := fs.Interval(c, level, r); why != "" {
+			r.Verdict, r.Reason = Inconclusive, why
+			continue
+		}
+		if why := k.tooFew(c, r.Samples); why != "" {
+			r.Verdict, r.Reason = Inconclusive, why
+			continue
+		}
+		r.Verdict, r.Reason = k.decide(c, r.LowerIsBetter, confseq.Interval{Lo: r.Interval[0], Hi: r.Interval[1]})
+	}
+	v, reason := verdictOf(res, withData)
+	return res, v, reason
 }
 
 func ptr(v float64) *float64 { return &v }
@@ -173,7 +250,7 @@ func judgeCheck(c config.AnalysisCheck, r *CheckResult, a *arms, level float64, 
 		r.Verdict, r.Reason = Inconclusive, why
 		return
 	}
-	est, iv := k.bounds(c, a, level)
+	est, iv := k.bounds(c, a, level, r)
 	r.Estimate = ptr(est)
 	tooFew := k.tooFew(c, r.Samples)
 	enough := tooFew == ""

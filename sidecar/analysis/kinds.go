@@ -18,8 +18,9 @@ type checkKind interface {
 	// waiting says why a check with data has no sequence yet, "" when it
 	// has one.
 	waiting(s Samples) string
-	// bounds is the estimate and its confidence sequence at level.
-	bounds(c config.AnalysisCheck, a *arms, level float64) (float64, confseq.Interval)
+	// bounds is the estimate and its confidence sequence at level; it
+	// fills in how r was paired.
+	bounds(c config.AnalysisCheck, a *arms, level float64, r *CheckResult) (float64, confseq.Interval)
 	// tooFew says why the samples are too few for a verdict, "" when
 	// they are enough.
 	tooFew(c config.AnalysisCheck, s Samples) string

@@ -60,6 +60,9 @@ type Manager struct {
 	// (window.Shared): an event is counted once for all of them, and its
 	// qid's λ groups are found once.
 	shared map[string]*window.Shared
+	// matchers holds, per [candidate, baseline] arms of running analyses,
+	// the matching of their events (SPEC §5.3), under acc.
+	matchers map[[2]string]*window.Matcher
 	// prepared is the observation being added, under acc.
 	prepared window.Prepared
 	// epoch counts the analyses ended, under acc: a route whose epoch is
@@ -72,7 +75,7 @@ type Manager struct {
 
 // NewManager returns a Manager with no analysis.
 func NewManager(opt Options) *Manager {
-	m := &Manager{cfg: opt.Config, ks: slices.Clone(opt.Ks), minRuns: opt.MinRuns, persist: opt.Persist, startDelay: opt.StartDelay, byID: map[string]*Analysis{}, shared: map[string]*window.Shared{}}
+	m := &Manager{cfg: opt.Config, ks: slices.Clone(opt.Ks), minRuns: opt.MinRuns, persist: opt.Persist, startDelay: opt.StartDelay, byID: map[string]*Analysis{}, shared: map[string]*window.Shared{}, matchers: map[[2]string]*window.Matcher{}}
 	if m.cfg.Checks == nil {
 		m.cfg.Checks = config.DefaultCheckSets()
 	}
@@ -81,6 +84,12 @@ func NewManager(opt Options) *Manager {
 	}
 	if m.cfg.MaxActive <= 0 {
 		m.cfg.MaxActive = config.DefaultAnalysisMaxActive
+	}
+	if m.cfg.PairHorizon <= 0 {
+		m.cfg.PairHorizon = config.Duration(config.DefaultPairHorizon)
+	}
+	if m.cfg.PairMaxPending <= 0 {
+		m.cfg.PairMaxPending = config.DefaultPairMaxPending
 	}
 	m.route.Store(&routes{})
 	return m
@@ -193,6 +202,7 @@ func (m *Manager) Restore(s Saved) error {
 		m.acc.Lock()
 		old.cand.Detach()
 		old.base.Detach()
+		old.matched.Detach()
 		m.acc.Unlock()
 	}
 	m.byID[s.Spec.ID] = an
@@ -240,6 +250,8 @@ func (t *routes) find(arm string) *armRoute {
 type armRoute struct {
 	sides []side
 	sh    *window.Shared
+	// feeds are the matchers the arm is a side of.
+	feeds []matchFeed
 	// Under acc: every side takes an event at or after lo, before hi, in
 	// a narrowing period no later than last (each side's has begun), as
 	// long as epoch is the Manager's. Kept so that such an event, most of
@@ -262,8 +274,15 @@ type side struct {
 	cand bool
 }
 
+// matchFeed is a matcher an arm's observations go to, and which side they are.
+type matchFeed struct {
+	mt   *window.Matcher
+	side int
+}
+
 // rerouteLocked rebuilds the arm → analyses table from the running ones,
-// attaches them to their arms' Shared and detaches the ended ones.
+// attaches them to their arms' Shared and Matcher and detaches the ended
+// ones.
 func (m *Manager) rerouteLocked() {
 	m.acc.Lock()
 	defer m.acc.Unlock()
@@ -271,10 +290,11 @@ func (m *Manager) rerouteLocked() {
 		if !an.ended.IsZero() {
 			an.cand.Detach()
 			an.base.Detach()
+			an.matched.Detach()
 		}
 	}
 	route := map[string]*armRoute{}
-	add := func(arm string, s side) {
+	routeOf := func(arm string) *armRoute {
 		r := route[arm]
 		if r == nil {
 			r = &armRoute{sh: m.shared[arm]}
@@ -283,14 +303,32 @@ func (m *Manager) rerouteLocked() {
 			}
 			route[arm] = r
 		}
+		return r
+	}
+	add := func(arm string, s side) {
+		r := routeOf(arm)
 		s.cu.AttachTo(r.sh)
 		r.sides = append(r.sides, s)
 	}
+	matchers := map[[2]string]*window.Matcher{}
 	for _, an := range m.byID {
-		if an.ended.IsZero() {
-			add(an.spec.Arm, side{an, an.cand, true})
-			add(an.spec.Baseline, side{an, an.base, false})
+		if !an.ended.IsZero() {
+			continue
 		}
+		add(an.spec.Arm, side{an, an.cand, true})
+		add(an.spec.Baseline, side{an, an.base, false})
+		key := [2]string{an.spec.Arm, an.spec.Baseline}
+		mt := matchers[key]
+		if mt == nil {
+			if mt = m.matchers[key]; mt == nil {
+				mt = window.NewMatcher(window.MatchOptions{Ks: m.ks, MinRuns: m.minRuns,
+					Horizon: int64(time.Duration(m.cfg.PairHorizon)), MaxPending: m.cfg.PairMaxPending})
+			}
+			matchers[key] = mt
+			routeOf(key[0]).feeds = append(routeOf(key[0]).feeds, matchFeed{mt, window.Candidate})
+			routeOf(key[1]).feeds = append(routeOf(key[1]).feeds, matchFeed{mt, window.Baseline})
+		}
+		an.matched.AttachTo(mt)
 	}
 	shared := map[string]*window.Shared{}
 	table := &routes{byArm: route}
@@ -300,6 +338,7 @@ func (m *Manager) rerouteLocked() {
 		table.list = append(table.list, armEntry{arm, r})
 	}
 	m.shared = shared
+	m.matchers = matchers
 	m.route.Store(table)
 }
 
@@ -403,12 +442,14 @@ func (m *Manager) observe(o *window.Observation, t time.Time, accepted bool) err
 	if m.epoch == r.epoch && ns >= r.lo && ns < r.hi && period <= r.last {
 		if accepted {
 			r.sh.AddAllAccepted(o)
+			r.match(o, ns)
 			return nil
 		}
 		if err := window.Prepare(o, len(m.ks), &m.prepared); err != nil {
 			return err
 		}
 		r.sh.AddAll(&m.prepared)
+		r.match(o, ns)
 		return nil
 	}
 	// Otherwise it is digested once, into the Manager's own Prepared (acc
@@ -425,7 +466,16 @@ func (m *Manager) observe(o *window.Observation, t time.Time, accepted bool) err
 	}
 	m.observeSomeLocked(r, ns, period)
 	r.refreshLocked(m.epoch)
+	r.match(o, ns)
 	return nil
+}
+
+// match offers an observation of r's arm at event time ns to the
+// matchers the arm is a side of.
+func (r *armRoute) match(o *window.Observation, ns int64) {
+	for _, f := range r.feeds {
+		f.mt.Offer(f.side, o, ns)
+	}
 }
 
 // observeSomeLocked adds m.prepared to the accumulators of r whose
@@ -463,6 +513,13 @@ func (m *Manager) ObservePair(p *window.PairObservation, t time.Time) error {
 	}
 	for _, s := range r.sides {
 		if err := s.an.observePair(&q, t); err != nil {
+			return err
+		}
+	}
+	m.acc.Lock()
+	defer m.acc.Unlock()
+	for _, f := range r.feeds {
+		if err := f.mt.OfferJudged(f.side, &q, t.UnixNano()); err != nil {
 			return err
 		}
 	}

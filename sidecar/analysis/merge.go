@@ -16,7 +16,8 @@ var ErrNoParts = errors.New("analysis: no part with accumulators")
 // replica that saw all their events would: counts, sums and sketches add
 // up, and no λ group spans two parts when each qid belongs to one
 // partition. The parts' open groups (short of lambda.min_runs) are no
-// outcome yet and change nothing.
+// outcome yet and change nothing. Matched pairs add up too: a request's
+// and a qid's events share a partition, so no pair spans two parts.
 //
 // The running intersection of each check's sequence is each replica's own
 // and is left out: the merged result reads the merged sequence as it is
@@ -24,6 +25,7 @@ var ErrNoParts = errors.New("analysis: no part with accumulators")
 // every reading), and is never narrower than the single replica's.
 func (an *Analysis) MergedResult(parts []Saved) (Result, error) {
 	var cand, base *window.Cumulative
+	pairs := window.NewMatches(an.ks)
 	var events Samples
 	for _, p := range parts {
 		if p.Candidate == nil || p.Baseline == nil {
@@ -35,6 +37,13 @@ func (an *Analysis) MergedResult(parts []Saved) (Result, error) {
 		}
 		if err := json.Unmarshal(p.Baseline, b); err != nil {
 			return Result{}, fmt.Errorf("analysis %q: baseline part: %w", an.spec.ID, err)
+		}
+		if len(p.Matched) > 0 {
+			m, err := window.DecodeMatches(p.Matched, an.ks)
+			if err != nil {
+				return Result{}, fmt.Errorf("analysis %q: matched part: %w", an.spec.ID, err)
+			}
+			pairs.Add(m, 1)
 		}
 		events.Arm += p.Events.Arm
 		events.Baseline += p.Events.Baseline
@@ -52,7 +61,7 @@ func (an *Analysis) MergedResult(parts []Saved) (Result, error) {
 	if cand == nil {
 		return Result{}, ErrNoParts
 	}
-	a := arms{cand: cand, base: base, candM: cand.Metrics(), baseM: base.Metrics()}
+	a := arms{cand: cand, base: base, candM: cand.Metrics(), baseM: base.Metrics(), pairs: pairs, ks: an.ks}
 	checks, v, reason := judge(an.checks, &a, an.alpha, nil)
 	an.mu.Lock()
 	defer an.mu.Unlock()

@@ -25,11 +25,13 @@ type Saved struct {
 	Events    Samples         `json:"events"`
 	Candidate json.RawMessage `json:"candidate,omitempty"`
 	Baseline  json.RawMessage `json:"baseline,omitempty"`
-	History   []Point         `json:"history,omitempty"`
-	Step      int             `json:"step,omitempty"`
-	Tick      int             `json:"tick,omitempty"`
-	Run       []Bound         `json:"run,omitempty"`
-	Period    int64           `json:"period,omitempty"`
+	// Matched are the pairs of the two arms' events taken (SPEC §5.3).
+	Matched json.RawMessage `json:"matched,omitempty"`
+	History []Point         `json:"history,omitempty"`
+	Step    int             `json:"step,omitempty"`
+	Tick    int             `json:"tick,omitempty"`
+	Run     []Bound         `json:"run,omitempty"`
+	Period  int64           `json:"period,omitempty"`
 }
 
 // What Save keeps.
@@ -67,6 +69,9 @@ func (an *Analysis) Save(mode SaveMode) (Saved, error) {
 	if s.Baseline, err = marshal(an.base); err != nil {
 		return Saved{}, fmt.Errorf("analysis %q: baseline: %w", an.spec.ID, err)
 	}
+	if s.Matched, err = window.EncodeMatches(an.matched.Counts(), an.ks); err != nil {
+		return Saved{}, fmt.Errorf("analysis %q: matched pairs: %w", an.spec.ID, err)
+	}
 	s.Events, s.History, s.Step, s.Tick = an.eventsLocked(), slices.Clone(an.history), an.step, an.tick
 	s.Run, s.Period = slices.Clone(an.run), an.lastPeriod
 	return s, nil
@@ -89,6 +94,13 @@ func (an *Analysis) load(s Saved) error {
 	}
 	an.cand.SetEvents(s.Events.Arm)
 	an.base.SetEvents(s.Events.Baseline)
+	if len(s.Matched) > 0 {
+		m, err := window.DecodeMatches(s.Matched, an.ks)
+		if err != nil {
+			return err
+		}
+		an.matched.Restore(m)
+	}
 	an.history, an.tick = s.History, s.Tick
 	an.step = max(s.Step, 1)
 	if len(s.Run) == len(an.run) {

@@ -50,7 +50,7 @@ func Evaluate(e *stream.TraceEvent, item *Gold, hasAnswer bool, opt Options, o *
 	gold := item.citations
 	ids := rankedIDs(e)
 	*o = window.Observation{
-		Arm: e.Arm, Type: g.Type, QID: g.QID, QIDKey: item.Key, Time: e.TS,
+		Arm: e.Arm, Type: g.Type, QID: g.QID, QIDKey: item.Key, RequestID: e.RequestID, Time: e.TS,
 		Answerable:      g.Answerable,
 		HasRetrieval:    true,
 		PrecisionAtK:    o.PrecisionAtK[:0],

@@ -31,7 +31,6 @@ import (
 	"time"
 
 	"github.com/shadoweval/shadoweval/config"
-	"github.com/shadoweval/shadoweval/sidecar/analysis"
 	"github.com/shadoweval/shadoweval/sidecar/checks"
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/vocab"
@@ -54,7 +53,6 @@ const (
 const (
 	CandidateArm = "candidate"
 	BaselineArm  = "baseline"
-	analysisID   = "eval"
 )
 
 // BadDeltaS is the cited ΔS above which a qid is listed in bad_qids (seed
@@ -90,10 +88,7 @@ var windowTime = time.Unix(0, 0).UTC()
 // after the line before it in its file (the first at syntheticStart), so
 // files without ts interleave line by line, and a 10 s narrowing period of
 // the analysis spans a thousand lines, as at 100 events a second live.
-var (
-	syntheticStart = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
-	analysisStart  = time.Unix(0, math.MinInt64) // before every event time
-)
+var syntheticStart = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
 
 const syntheticStep = int64(10 * time.Millisecond)
 
@@ -141,6 +136,9 @@ type file struct {
 	typeScored []int64
 	cited, ret []values // exact ΔS values by type index
 	qids       []uint8  // per gold item: q* flags
+	// questions are its counts per gold question, for the paired
+	// comparison with a baseline (nil without one).
+	questions *questionCounts
 }
 
 // runner is one evaluation.
@@ -155,7 +153,10 @@ type runner struct {
 	maxTypes int
 	seed     maphash.Seed
 	win      *window.Windows
-	manager  *analysis.Manager
+	// checks and alpha are the canary check set and α a baseline is
+	// judged with.
+	checks   []config.AnalysisCheck
+	alpha    float64
 	files    []*file
 	workers  sync.Pool // *worker
 	chunks   sync.Pool // *chunk
@@ -309,14 +310,12 @@ func newRunner(opt Options) (*runner, error) {
 		f.qids = make([]uint8, len(r.gold.items))
 	}
 	if opt.Baseline != "" {
-		acfg := cfg.Analysis
-		if acfg.Checks == nil {
-			acfg.Checks = config.DefaultCheckSets()
+		r.checks, r.alpha = checkSet, cfg.Analysis.Alpha
+		if r.alpha <= 0 {
+			r.alpha = config.DefaultAnalysisAlpha
 		}
-		r.manager = analysis.NewManager(analysis.Options{Config: acfg, Ks: r.ks, MinRuns: cfg.Lambda.MinRuns})
-		req := analysis.StartRequest{ID: analysisID, Arm: CandidateArm, Baseline: BaselineArm, Checks: config.CanaryCheckSet}
-		if _, _, err := r.manager.Start(req, analysisStart); err != nil {
-			return nil, fmt.Errorf("canary analysis: %w", err)
+		for _, f := range r.files {
+			f.questions = newQuestionCounts(r.ks, len(r.gold.items), cfg.Lambda.MinRuns)
 		}
 	}
 	return r, nil
@@ -563,10 +562,8 @@ func (r *runner) add(f *file, ev *event) error {
 		return &stream.LineError{File: f.path, Line: ev.line, Err: err}
 	}
 	f.scored++
-	if r.manager != nil {
-		if err := r.manager.ObserveAccepted(o, time.Unix(0, ev.t)); err != nil {
-			return &stream.LineError{File: f.path, Line: ev.line, Err: err}
-		}
+	if f.questions != nil {
+		f.questions.add(ev.gold, o)
 	}
 	ti := f.typeIndex(o.Type, r.maxTypes)
 	f.typeScored[ti]++

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"encoding/json"
+	"github.com/shadoweval/shadoweval/sidecar/analysis"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -274,29 +275,41 @@ func TestCountsLikeTheSidecar(t *testing.T) {
 	}
 }
 
-// Events of the two files meet the analysis in order of event time: a
-// line's ts, else its place in its file.
-func TestEventTime(t *testing.T) {
+// The files are compared over the questions both answered; the others
+// are counted apart and change no check.
+func TestPairedQuestions(t *testing.T) {
 	dir := t.TempDir()
-	gold := writeFile(t, dir, "gold.jsonl", `{"qid":"q1","answerable":true,"gold_citations":["a"]}`+"\n")
-	withTS := writeFile(t, dir, "ts.jsonl", `{"qid":"q1","ts":"2025-01-01T00:00:00Z"}`+"\n")
-	without := writeFile(t, dir, "plain.jsonl", `{"qid":"q1"}`+"\n")
-	for _, c := range []struct {
-		trace, baseline, want string
-	}{
-		{withTS, withTS, "ts"},
-		{without, without, "file order"},
-		{withTS, without, "ts, else file order"},
-	} {
-		rep, err := Run(Options{Gold: gold, Trace: c.trace, Baseline: c.baseline})
-		if err != nil {
-			t.Fatal(err)
+	gold := writeFile(t, dir, "gold.jsonl", `{"qid":"q1","answerable":true,"gold_citations":["a"]}
+{"qid":"q2","answerable":true,"gold_citations":["a"]}
+{"qid":"q3","answerable":true,"gold_citations":["a"]}
+{"qid":"q4","answerable":true,"gold_citations":["a"]}
+`)
+	cand := writeFile(t, dir, "cand.jsonl", `{"qid":"q1","retrieved_ids":["a"]}
+{"qid":"q2","retrieved_ids":["a"]}
+{"qid":"q2","retrieved_ids":["b"]}
+{"qid":"q4","retrieved_ids":["a"]}
+`)
+	base := writeFile(t, dir, "base.jsonl", `{"qid":"q2","retrieved_ids":["a"]}
+{"qid":"q3","retrieved_ids":["b"]}
+{"qid":"q4","retrieved_ids":["a"]}
+`)
+	rep, err := Run(Options{Gold: gold, Trace: cand, Baseline: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Questions{Paired: 2, CandidateOnly: 1, BaselineOnly: 1}); rep.Analysis.Questions != want {
+		t.Errorf("questions %+v, want %+v", rep.Analysis.Questions, want)
+	}
+	if rep.Analysis.Events != (analysis.Samples{Arm: 4, Baseline: 3}) {
+		t.Errorf("events %+v, want 4 and 3", rep.Analysis.Events)
+	}
+	for _, c := range rep.Analysis.Checks {
+		if c.Metric != "recall_at_5" {
+			continue
 		}
-		if rep.Analysis.EventTime != c.want {
-			t.Errorf("%s vs %s: event time %q, want %q", c.trace, c.baseline, rep.Analysis.EventTime, c.want)
-		}
-		if rep.Analysis.Events.Arm != 1 || rep.Analysis.Events.Baseline != 1 {
-			t.Errorf("analysis events %+v, want one each", rep.Analysis.Events)
+		// Over q2 and q4: the candidate's recall is 2/3, the baseline's 1.
+		if c.Estimate == nil || math.Abs(*c.Estimate+1.0/3) > 1e-15 || c.Pairs != 2 || c.Pairing != analysis.PairedByQID {
+			t.Errorf("recall_at_5: %+v", c)
 		}
 	}
 }

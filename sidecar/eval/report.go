@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/shadoweval/shadoweval/config"
 	"slices"
 	"strconv"
 
@@ -91,9 +92,9 @@ type AnalysisReport struct {
 	Alpha    float64          `json:"alpha"`
 	// Events are the scored events each arm gave the analysis.
 	Events analysis.Samples `json:"events"`
-	// EventTime says how events were ordered: "ts", "file order", or
-	// "ts, else file order" when only some lines carried one.
-	EventTime string                 `json:"event_time"`
+	// Questions counts the gold questions by the files that scored them:
+	// the checks compare the files over those both scored.
+	Questions Questions              `json:"questions"`
 	Checks    []analysis.CheckResult `json:"checks"`
 }
 
@@ -141,27 +142,35 @@ func (r *runner) report() *Report {
 			rep.Baseline = &fr
 		}
 	}
-	if r.manager != nil {
-		an, _ := r.manager.Get(analysisID)
-		res := an.Result()
-		ar := &AnalysisReport{Verdict: res.Verdict, Reason: res.Reason, CheckSet: res.CheckSet, Alpha: res.Alpha,
-			Events: res.Events, Checks: res.Checks}
-		var with, without int64
-		for _, f := range r.files {
-			with += f.withTS
-			without += f.withoutTS
-		}
-		switch {
-		case without == 0 && with > 0:
-			ar.EventTime = "ts"
-		case with == 0:
-			ar.EventTime = "file order"
-		default:
-			ar.EventTime = "ts, else file order"
-		}
-		rep.Analysis = ar
+	if rep.Baseline != nil {
+		c, b := r.files[0], r.files[1]
+		candM, baseM := r.metrics(c), r.metrics(b)
+		ps, qs := newPairedSample(r.ks, c.questions, b.questions, candM, baseM)
+		checks, v, reason := analysis.JudgeFixed(r.checks, r.alpha, ps)
+		rep.Analysis = &AnalysisReport{Verdict: v, Reason: reason, CheckSet: config.CanaryCheckSet, Alpha: r.alpha,
+			Events: analysis.Samples{Arm: c.scored, Baseline: b.scored}, Questions: qs, Checks: checks}
 	}
 	return rep
+}
+
+// metrics are every metric over all of f's events, λ groups cut into
+// blocks of lambda.min_runs runs as the paired comparison counts them.
+func (r *runner) metrics(f *file) map[string]window.Value {
+	snap, ok := r.win.Snapshot(f.arm, windowName, "", windowTime)
+	m := snap.Metrics
+	if !ok {
+		m = map[string]window.Value{}
+	}
+	var complete int64
+	for q := 0; q < len(f.questions.lambda); q += 3 {
+		complete += int64(f.questions.lambda[q])
+	}
+	for _, name := range []string{"lambda_convergence", "lambda_flip_rate"} {
+		v := m[name]
+		v.Samples = complete
+		m[name] = v
+	}
+	return m
 }
 
 // section computes every metric of f's arm, over one content type (ti its

@@ -98,10 +98,11 @@ func (r *Report) Table() []byte {
 		if a.Reason != "" {
 			fmt.Fprintf(&b, " (%s)", a.Reason)
 		}
-		fmt.Fprintf(&b, ". Check set %s, α = %s, events %d (candidate) / %d (baseline), event time: %s.\n\n",
-			code(a.CheckSet), strconv.FormatFloat(a.Alpha, 'g', -1, 64), a.Events.Arm, a.Events.Baseline, a.EventTime)
-		row(&b, []string{"check", "estimate", "interval", "limit", "samples", "verdict", "note"})
-		row(&b, []string{"---", "---:", "---", "---", "---:", "---", "---"})
+		fmt.Fprintf(&b, ". Check set %s, α = %s, events %d (candidate) / %d (baseline); compared question by question over the %d questions both files answered (%d in the candidate only, %d in the baseline only).\n\n",
+			code(a.CheckSet), strconv.FormatFloat(a.Alpha, 'g', -1, 64), a.Events.Arm, a.Events.Baseline,
+			a.Questions.Paired, a.Questions.CandidateOnly, a.Questions.BaselineOnly)
+		row(&b, []string{"check", "estimate", "interval", "limit", "samples", "paired questions", "verdict", "note"})
+		row(&b, []string{"---", "---:", "---", "---", "---:", "---:", "---", "---"})
 		for _, c := range a.Checks {
 			est, iv := "—", "—"
 			if c.Estimate != nil {
@@ -126,7 +127,7 @@ func (r *Report) Table() []byte {
 			if c.Interval == nil || c.Verdict == analysis.Inconclusive && !strings.Contains(c.Reason, "straddles") {
 				note = escape(c.Reason)
 			}
-			row(&b, []string{c.Name, est, iv, limit, fmt.Sprintf("%d / %d", c.Samples.Arm, c.Samples.Baseline), string(c.Verdict), note})
+			row(&b, []string{c.Name, est, iv, limit, fmt.Sprintf("%d / %d", c.Samples.Arm, c.Samples.Baseline), strconv.FormatInt(c.Pairs, 10), string(c.Verdict), note})
 		}
 		b.WriteString("\n")
 	}

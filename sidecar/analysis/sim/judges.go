@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -49,7 +50,7 @@ func (noEvents) pair(*window.PairObservation) error { return nil }
 func AnalysisJudge(name string, cfg config.Config) Judge {
 	return Judge{Name: name, make: func(e *env) (judge, error) {
 		m := analysis.NewManager(analysis.Options{Config: cfg.Analysis, Ks: cfg.K, MinRuns: cfg.Lambda.MinRuns})
-		if _, _, err := m.Start(analysis.StartRequest{ID: "sim", Arm: "canary", Baseline: "live", Checks: config.CanaryCheckSet}, e.t0); err != nil {
+		if _, _, err := m.Start(analysis.StartRequest{ID: "sim", Arm: e.cand, Baseline: "live", Checks: config.CanaryCheckSet}, e.t0); err != nil {
 			return nil, err
 		}
 		an, _ := m.Get("sim")
@@ -95,13 +96,21 @@ func (a *analysisJudge) read(_ *env, _ time.Time) Verdict {
 	return Inconclusive
 }
 
-// diag returns the checks that passed last (or never passed) and the
-// checks at the last read.
-func (a *analysisJudge) diag() (blocking []string, end []analysis.CheckResult) {
+// summary is the run's Diag: the checks that passed last (or never
+// passed), and the checks at the last read.
+func (a *analysisJudge) summary() Diag {
+	blocking, end := a.blocking, a.last.Checks
 	if !a.passed {
-		return slices.Clone(a.undecided), a.last.Checks
+		blocking = slices.Clone(a.undecided)
 	}
-	return a.blocking, a.last.Checks
+	ce := make([]CheckEnd, len(end))
+	for k, c := range end {
+		ce[k] = CheckEnd{Name: c.Name, Verdict: string(c.Verdict), Estimate: math.NaN(), HalfWid: math.NaN(), Samples: min(c.Samples.Arm, c.Samples.Baseline), Pairs: c.Pairs}
+		if c.Estimate != nil && c.Interval != nil {
+			ce[k].Estimate, ce[k].HalfWid = *c.Estimate, (c.Interval[1]-c.Interval[0])/2
+		}
+	}
+	return Diag{Blocking: blocking, End: ce}
 }
 
 // GatesJudge is the alert gates' verdict for arm canary over the 5m window
@@ -117,9 +126,9 @@ type gatesJudge struct {
 	e *gates.Engine
 }
 
-func (g *gatesJudge) read(_ *env, now time.Time) Verdict {
+func (g *gatesJudge) read(e *env, now time.Time) Verdict {
 	g.e.Evaluate(now.Add(-time.Nanosecond))
-	v, _ := g.e.Verdict("canary", gateWindow.Name)
+	v, _ := g.e.Verdict(e.cand, gateWindow.Name)
 	switch v {
 	case gates.VerdictPass:
 		return Pass

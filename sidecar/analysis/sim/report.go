@@ -207,3 +207,85 @@ func median(xs []float64) float64 {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
+
+// RealSummary is one judge in one scenario of the realistic simulation,
+// with the cut-offs of its targets.
+type RealSummary struct {
+	Judge, Scenario string
+	Bad             bool
+	Runs            int
+	// Runs with a fail read at all (within the scenario's horizon) and
+	// within 10 minutes; with a pass read at all and within 15 minutes.
+	EverFailed, FailedBy10, EverPassed, PassedBy15 int
+	// Median candidate events to the first fail and pass read (+Inf when
+	// more than half the runs had none).
+	EventsToFail, EventsToPass float64
+	// Median time to the first fail and pass read (-1: none in half).
+	TimeToFail, TimeToPass time.Duration
+}
+
+// SummarizeReal turns a Result into one RealSummary per judge.
+func SummarizeReal(res *Result) []RealSummary {
+	var out []RealSummary
+	for i, name := range res.Judges {
+		s := RealSummary{Judge: name, Scenario: res.Scenario.Name, Bad: res.Scenario.Bad, Runs: len(res.Runs[i])}
+		var toFail, toPass, tFail, tPass []float64
+		for _, o := range res.Runs[i] {
+			if o.FailAt >= 0 {
+				s.EverFailed++
+				if o.FailAt <= 10*time.Minute {
+					s.FailedBy10++
+				}
+			}
+			if o.PassAt >= 0 {
+				s.EverPassed++
+				if o.PassAt <= 15*time.Minute {
+					s.PassedBy15++
+				}
+			}
+			toFail = append(toFail, events(o.FailEvents))
+			toPass = append(toPass, events(o.PassEvents))
+			tFail = append(tFail, at(o.FailAt))
+			tPass = append(tPass, at(o.PassAt))
+		}
+		s.EventsToFail, s.EventsToPass = gsim.Quantile(toFail, 0.5), gsim.Quantile(toPass, 0.5)
+		s.TimeToFail, s.TimeToPass = dur(gsim.Quantile(tFail, 0.5)), dur(gsim.Quantile(tPass, 0.5))
+		out = append(out, s)
+	}
+	return out
+}
+
+func at(d time.Duration) float64 {
+	if d < 0 {
+		return math.Inf(1)
+	}
+	return d.Seconds()
+}
+
+func dur(s float64) time.Duration {
+	if math.IsInf(s, 1) {
+		return -1
+	}
+	return time.Duration(s * float64(time.Second))
+}
+
+func fmtMedian(events float64, t time.Duration) string {
+	if math.IsInf(events, 1) {
+		return "never (> ½ runs)"
+	}
+	return fmt.Sprintf("%.0f (%s)", events, t.Round(time.Second))
+}
+
+// FormatReal renders the realistic simulation's summaries as one markdown
+// table.
+func FormatReal(sums []RealSummary) string {
+	var b strings.Builder
+	b.WriteString("| scenario | judge | runs | ever failed | failed ≤ 10 min | ever passed | passed ≤ 15 min | median candidate events to fail (time) | median candidate events to pass (time) |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, s := range sums {
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", s.Scenario, s.Judge, s.Runs,
+			pct(s.EverFailed, s.Runs), pct(s.FailedBy10, s.Runs), pct(s.EverPassed, s.Runs), pct(s.PassedBy15, s.Runs),
+			fmtMedian(s.EventsToFail, s.TimeToFail), fmtMedian(s.EventsToPass, s.TimeToPass))
+	}
+	return b.String()
+}

@@ -12,7 +12,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
@@ -180,8 +179,10 @@ func (s cumSink) pair(p *window.PairObservation) error { return s.cu.AddPair(p) 
 // env is one run's shared state: every event goes to the judges that want
 // it, the gates' window and the per-minute series.
 type env struct {
-	seed         uint64
-	t0           time.Time
+	seed uint64
+	t0   time.Time
+	cand string // the candidate arm: canary, or shadow
+
 	w            *window.Windows
 	feedWindows  bool
 	memo         *gsim.Memo
@@ -226,7 +227,7 @@ func (e *env) pair(p *window.PairObservation) error {
 }
 
 func (e *env) arm(name string) *series {
-	if name == "canary" {
+	if name == e.cand {
 		return e.canary
 	}
 	return e.live
@@ -262,6 +263,7 @@ type CheckEnd struct {
 	Verdict           string
 	Estimate, HalfWid float64
 	Samples           int64
+	Pairs             int64
 }
 
 // Result is one scenario's outcomes, per judge (Judges order) and run.
@@ -326,7 +328,7 @@ func runOne(r int, seed uint64, tr Traffic, sc Scenario, js []Judge, res *Result
 	live, canary := gsim.Healthy, sc.Canary
 	g := gsim.NewGenerator(rng, live, tr.GoldItems, len(cfg.K))
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	e := &env{seed: seed<<20 ^ uint64(r), t0: t0, canary: newSeries(cfg.Lambda.MinRuns), live: newSeries(cfg.Lambda.MinRuns)}
+	e := &env{seed: seed<<20 ^ uint64(r), t0: t0, cand: "canary", canary: newSeries(cfg.Lambda.MinRuns), live: newSeries(cfg.Lambda.MinRuns)}
 	for _, j := range js {
 		if j.gates && e.w == nil {
 			w, err := window.New(window.Config{Windows: []window.Spec{gateWindow}, Ks: cfg.K, LambdaMinRuns: cfg.Lambda.MinRuns})
@@ -402,15 +404,7 @@ func runOne(r int, seed uint64, tr Traffic, sc Scenario, js []Judge, res *Result
 	for i, j := range e.judges {
 		res.Runs[i][r] = out[i]
 		if d, ok := j.(*analysisJudge); ok {
-			blocking, end := d.diag()
-			ce := make([]CheckEnd, len(end))
-			for k, c := range end {
-				ce[k] = CheckEnd{Name: c.Name, Verdict: string(c.Verdict), Estimate: math.NaN(), HalfWid: math.NaN(), Samples: min(c.Samples.Arm, c.Samples.Baseline)}
-				if c.Estimate != nil && c.Interval != nil {
-					ce[k].Estimate, ce[k].HalfWid = *c.Estimate, (c.Interval[1]-c.Interval[0])/2
-				}
-			}
-			res.Diags[i][r] = Diag{Blocking: blocking, End: ce}
+			res.Diags[i][r] = d.summary()
 		}
 	}
 	return nil

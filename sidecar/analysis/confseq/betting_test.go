@@ -1,0 +1,159 @@
+package confseq
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The lower bound is where the average capital reaches 1/α: no higher
+// (that would be anti-conservative), and within 1e-6 of the root found
+// here by plain bisection.
+func TestBettingSolvesCapital(t *testing.T) {
+	for _, c := range []struct {
+		alpha float64
+		v     Values
+	}{
+		{0.05, Values{X: []float64{0}, N: []float64{500}, Lo: -1, Hi: 1}},
+		{0.001, Values{X: []float64{-1, 0, 1}, N: []float64{30, 2000, 25}, Lo: -1, Hi: 1}},
+		{0.01, Values{X: []float64{0, 1}, N: []float64{40, 60}, Lo: 0, Hi: 1}},
+		{1e-4, Values{X: []float64{-0.93, 0.12, 1.06, -1.06, 0.04}, N: []float64{5, 100, 7, 3, 4000}, Lo: -1.1, Hi: 1.1}},
+	} {
+		iv := BettingMean(c.alpha, c.v)
+		target := -math.Log(c.alpha)
+		m := c.v.Mean()
+		lo, hi := c.v.Lo, m
+		for range 200 {
+			mid := (lo + hi) / 2
+			if l, _ := logCapital(mid, c.v.X, c.v.N, c.v.Lo); l >= target {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		if iv.Lo > hi || hi-iv.Lo > 1e-6 {
+			t.Errorf("%+v: lower bound %v, the full average's root %v (mean %v)", c.v, iv.Lo, hi, m)
+		}
+		if !(iv.Lo <= m && m <= iv.Hi && iv.Lo >= c.v.Lo && iv.Hi <= c.v.Hi) {
+			t.Errorf("%+v: interval %v around mean %v", c.v, iv, m)
+		}
+		// The upper bound is the lower bound of −X.
+		neg := Values{Lo: -c.v.Hi, Hi: -c.v.Lo, N: c.v.N}
+		for _, x := range c.v.X {
+			neg.X = append(neg.X, -x)
+		}
+		if mirror := BettingMean(c.alpha, neg); math.Abs(mirror.Lo+iv.Hi) > 1e-12 || math.Abs(mirror.Hi+iv.Lo) > 1e-12 {
+			t.Errorf("%+v: mirror %v of %v", c.v, mirror, iv)
+		}
+	}
+	if iv := BettingMean(0.05, Values{Lo: -1, Hi: 1}); iv != (Interval{-1, 1}) {
+		t.Errorf("no values: %v", iv)
+	}
+}
+
+// When every pair agrees the bound closes in like log(1/α)/n: n agreeing
+// pairs put the lower bound above −c·log(1/α)/n for a small c, and each
+// further agreement narrows it.
+func TestBettingAgreementNarrows(t *testing.T) {
+	alpha := 0.01 / 24
+	prev := -1.0
+	for _, n := range []float64{10, 100, 1000, 10000} {
+		iv := BettingMean(alpha, Values{X: []float64{0}, N: []float64{n}, Lo: -1, Hi: 1})
+		if iv.Lo <= prev || iv.Lo < -3*math.Log(24/0.01)/n || iv.Lo > 0 || iv.Hi != -iv.Lo {
+			t.Errorf("n=%v: %v (previous lower bound %v)", n, iv, prev)
+		}
+		prev = iv.Lo
+	}
+}
+
+// Coverage by simulation: i.i.d. values in [−1, 1] of several shapes,
+// among them the sparse ones where almost every pair agrees (the arms of
+// an unchanged index): the mean leaves the bounds at some read of the
+// first 20,000 values in at most α of the runs, on each side.
+func TestCoverageBettingMean(t *testing.T) {
+	const alpha = 0.05
+	runs, steps := 600, 20000
+	if testing.Short() {
+		runs = 200
+	}
+	shapes := []struct {
+		name    string
+		pm, pp  float64 // P(X = −1), P(X = +1); else 0
+		uniform bool    // X = min(W, 1), W uniform on [−0.7, 1.3]
+	}{
+		{name: "agree 99.8%", pm: 0.001, pp: 0.001},
+		{name: "sparse, skewed", pm: 0.004, pp: 0.0005},
+		{name: "one in ten differs", pm: 0.06, pp: 0.04},
+		{name: "coin flips", pm: 0.5, pp: 0.5},
+		{name: "continuous", uniform: true},
+	}
+	for si, sh := range shapes {
+		rng := rand.New(rand.NewPCG(7, uint64(si)))
+		mean := sh.pp - sh.pm
+		if sh.uniform {
+			mean = (1-0.49)/4 + 0.3/2 // ∫_{−0.7}^{1} w/2 dw + P(W > 1)
+		}
+		low, high := 0, 0
+		for range runs {
+			// Continuous values are kept in 20 bins of their range, each
+			// counted at its lower (upper) end for the lower (upper) bound:
+			// a coarser look that moves each value towards the side
+			// being bounded can only widen the bounds.
+			var cnt [3]float64
+			var up, down [21]float64
+			lowOut, highOut := false, false
+			for i := range steps {
+				u := rng.Float64()
+				switch {
+				case sh.uniform:
+					x := math.Min(2*u-1+0.3, 1)
+					b := (x + 1) * 10
+					up[int(math.Ceil(b))]++
+					down[int(math.Floor(b))]++
+				case u < sh.pm:
+					cnt[0]++
+				case u < sh.pm+sh.pp:
+					cnt[2]++
+				default:
+					cnt[1]++
+				}
+				if i%400 != 399 {
+					continue
+				}
+				var lo, hi Interval
+				if sh.uniform {
+					lo = BettingMean(alpha, binned(down[:]))
+					hi = BettingMean(alpha, binned(up[:]))
+				} else {
+					v := Values{X: []float64{-1, 0, 1}, N: cnt[:], Lo: -1, Hi: 1}
+					lo = BettingMean(alpha, v)
+					hi = lo
+				}
+				lowOut = lowOut || lo.Lo > mean
+				highOut = highOut || hi.Hi < mean
+			}
+			if lowOut {
+				low++
+			}
+			if highOut {
+				high++
+			}
+		}
+		for side, k := range map[string]int{"lower bound above the mean": low, "upper bound below the mean": high} {
+			if rate := float64(k) / float64(runs); rate > alpha {
+				t.Errorf("%s: %s in %d of %d runs (%.3f > α = %v)", sh.name, side, k, runs, rate, alpha)
+			}
+		}
+	}
+}
+
+func binned(counts []float64) Values {
+	v := Values{Lo: -1, Hi: 1}
+	for b, c := range counts {
+		if c > 0 {
+			v.X = append(v.X, float64(b)/10-1)
+			v.N = append(v.N, c)
+		}
+	}
+	return v
+}

@@ -1,0 +1,864 @@
+package window
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/shadoweval/shadoweval/vocab"
+)
+
+// Matching pairs a candidate arm's observations with a baseline arm's
+// (SPEC §5.3): each candidate event with a baseline event of the same
+// request when both arms answered it, else of the same qid, in arrival
+// order, each event used once, within a horizon of event time. A pair
+// turns every per-event proportion into a 3×3 table of what each side was
+// (not counted, counted as a miss, counted as a hit), which is all a paired
+// comparison reads; pairs of the same qid also make paired λ groups (the
+// runs of both sides judged together), and judgement pairs are matched
+// the same way for agreement, κ and the abstain rate.
+//
+// Which events pair depends on ids, times and arrival order only, never on
+// what they scored, so the pairs are a fair sample of both arms.
+//
+// The tables are counts: they merge by addition (replicas, checkpoints)
+// and do not depend on the order of the pairs.
+
+// Cells of a matched pair's table, per side.
+const (
+	cellOut  = 0 // not in the metric's denominator
+	cellMiss = 1 // in the denominator, not in the numerator
+	cellHit  = 2 // in both
+)
+
+// Table is a metric's 3×3 table of pairs: [candidate cell][baseline
+// cell], cells 0 (not counted), 1 (counted, not in the numerator) and 2
+// (in the numerator).
+type Table [3][3]int64
+
+// Pairs is the number of pairs in which at least one side was counted.
+func (t *Table) Pairs() int64 {
+	var n int64
+	for a := range 3 {
+		for b := range 3 {
+			if a != cellOut || b != cellOut {
+				n += t[a][b]
+			}
+		}
+	}
+	return n
+}
+
+func (t *Table) add(o *Table, sign int64) {
+	for a := range 3 {
+		for b := range 3 {
+			t[a][b] += sign * o[a][b]
+		}
+	}
+}
+
+// JudgedTable is the matched judgement pairs: [candidate Scholar·4 +
+// Auditor][baseline Scholar·4 + Auditor], labels in JudgementLabels order.
+type JudgedTable [nLabels * nLabels][nLabels * nLabels]int64
+
+// Matches are the counts of a candidate arm's observations matched with a
+// baseline arm's.
+type Matches struct {
+	// Tables has one table per paired series (PairedSeries), in order.
+	Tables []Table
+	// Lambda holds paired λ groups: [0] convergent, [1] flipping, each
+	// side's cell 1 (no) or 2 (yes).
+	Lambda [2]Table
+	Judged JudgedTable
+	// How the events and the judgement pairs were matched.
+	ByRequest, ByQID             int64
+	JudgedByRequest, JudgedByQID int64
+	nk                           int
+}
+
+// NewMatches returns empty counts for the cut-offs ks.
+func NewMatches(ks []int) *Matches {
+	return &Matches{Tables: make([]Table, len(PairedSeries(ks))), nk: len(ks)}
+}
+
+// Add adds sign × o to m (same cut-offs).
+func (m *Matches) Add(o *Matches, sign int64) {
+	for i := range m.Tables {
+		m.Tables[i].add(&o.Tables[i], sign)
+	}
+	m.Lambda[0].add(&o.Lambda[0], sign)
+	m.Lambda[1].add(&o.Lambda[1], sign)
+	for a := range m.Judged {
+		for b := range m.Judged[a] {
+			m.Judged[a][b] += sign * o.Judged[a][b]
+		}
+	}
+	m.ByRequest += sign * o.ByRequest
+	m.ByQID += sign * o.ByQID
+	m.JudgedByRequest += sign * o.JudgedByRequest
+	m.JudgedByQID += sign * o.JudgedByQID
+}
+
+func (m *Matches) clone() *Matches {
+	c := *m
+	c.Tables = slices.Clone(m.Tables)
+	return &c
+}
+
+func (m *Matches) reset() {
+	clear(m.Tables)
+	tables := m.Tables
+	*m = Matches{Tables: tables, nk: m.nk}
+}
+
+// PairedSeries are the series a matched pair of events counts in a table:
+// every per-event proportion (PerEvent) at the cut-offs ks, in the order
+// of MetricNames.
+func PairedSeries(ks []int) []Series {
+	var out []Series
+	for s := range allSeries(ks) {
+		if s.Row.PerEvent() {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// pairedCell works out one side's cell of a paired series from what a
+// matched event keeps.
+type pairedCell struct {
+	den   CounterSet
+	num   CounterSet // a plain counter; 0 for a block
+	block Counter    // cRecallStrict or cTriageLabel, with index i
+	i     int
+}
+
+func (p *pairedCell) cell(e *matchEvent) int {
+	if e.set&p.den == 0 {
+		return cellOut
+	}
+	hit := false
+	switch p.block {
+	case cRecallStrict:
+		hit = e.recall&(1<<p.i) != 0
+	case cTriageLabel:
+		hit = int(e.triage) == p.i
+	default:
+		hit = e.set&p.num != 0
+	}
+	if hit {
+		return cellHit
+	}
+	return cellMiss
+}
+
+func pairedCells(ks []int) []pairedCell {
+	var out []pairedCell
+	for _, s := range PairedSeries(ks) {
+		p := pairedCell{den: 1 << s.Row.den}
+		switch s.Row.num {
+		case cRecallStrict, cTriageLabel:
+			p.block, p.i = s.Row.num, s.index
+		default:
+			p.num = 1 << s.Row.num
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// matchesState is the serialised form of Matches: tables by series name,
+// so that a build with other cut-offs restores the series both have.
+type matchesState struct {
+	Tables          map[string]Table `json:"tables,omitempty"`
+	Judged          map[string]int64 `json:"judged,omitempty"` // "c_s.c_a/b_s.b_a" label indices → count
+	ByRequest       int64            `json:"by_request,omitempty"`
+	ByQID           int64            `json:"by_qid,omitempty"`
+	JudgedByRequest int64            `json:"judged_by_request,omitempty"`
+	JudgedByQID     int64            `json:"judged_by_qid,omitempty"`
+}
+
+const (
+	lambdaConvergenceTable = "lambda_convergence"
+	lambdaFlipTable        = "lambda_flip_rate"
+)
+
+// MarshalJSON writes m for a checkpoint or a cluster part.
+func (m *Matches) MarshalJSON() ([]byte, error) {
+	return json.Marshal(m.state(nil))
+}
+
+func (m *Matches) state(ks []int) matchesState {
+	s := matchesState{Tables: map[string]Table{}, ByRequest: m.ByRequest, ByQID: m.ByQID,
+		JudgedByRequest: m.JudgedByRequest, JudgedByQID: m.JudgedByQID}
+	names := m.names(ks)
+	for i, t := range m.Tables {
+		if t != (Table{}) {
+			s.Tables[names[i]] = t
+		}
+	}
+	for i, name := range []string{lambdaConvergenceTable, lambdaFlipTable} {
+		if m.Lambda[i] != (Table{}) {
+			s.Tables[name] = m.Lambda[i]
+		}
+	}
+	for a := range m.Judged {
+		for b, n := range m.Judged[a] {
+			if n != 0 {
+				if s.Judged == nil {
+					s.Judged = map[string]int64{}
+				}
+				s.Judged[strconv.Itoa(a)+"/"+strconv.Itoa(b)] = n
+			}
+		}
+	}
+	return s
+}
+
+// names are the paired series' names for m's tables; without ks, the
+// cut-offs m was made with are unknown and the names are positional.
+func (m *Matches) names(ks []int) []string {
+	names := make([]string, len(m.Tables))
+	if ks != nil {
+		for i, s := range PairedSeries(ks) {
+			names[i] = s.Name
+		}
+		return names
+	}
+	for i := range names {
+		names[i] = "#" + strconv.Itoa(i)
+	}
+	return names
+}
+
+// EncodeMatches writes m with its series named for the cut-offs ks.
+func EncodeMatches(m *Matches, ks []int) ([]byte, error) { return json.Marshal(m.state(ks)) }
+
+// DecodeMatches reads what EncodeMatches wrote for the cut-offs ks. A
+// series this build does not pair is refused, as a count a checkpoint
+// would otherwise lose; a series it pairs and the data lacks starts at 0.
+func DecodeMatches(b []byte, ks []int) (*Matches, error) {
+	var s matchesState
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("window: matched pairs: %w", err)
+	}
+	m := NewMatches(ks)
+	at := map[string]int{}
+	for i, sr := range PairedSeries(ks) {
+		at[sr.Name] = i
+	}
+	for name, t := range s.Tables {
+		for a := range 3 {
+			for b := range 3 {
+				if t[a][b] < 0 {
+					return nil, fmt.Errorf("window: matched pairs: %s has a count of %d", name, t[a][b])
+				}
+			}
+		}
+		switch name {
+		case lambdaConvergenceTable:
+			m.Lambda[0] = t
+		case lambdaFlipTable:
+			m.Lambda[1] = t
+		default:
+			i, ok := at[name]
+			if !ok {
+				return nil, fmt.Errorf("window: matched pairs: series %q is not one this build pairs", name)
+			}
+			m.Tables[i] = t
+		}
+	}
+	for key, n := range s.Judged {
+		var a, b int
+		if _, err := fmt.Sscanf(key, "%d/%d", &a, &b); err != nil || a < 0 || b < 0 || a >= len(m.Judged) || b >= len(m.Judged) || n < 0 || key != strconv.Itoa(a)+"/"+strconv.Itoa(b) {
+			return nil, fmt.Errorf("window: matched pairs: judged cell %q of %d", key, n)
+		}
+		m.Judged[a][b] = n
+	}
+	for _, v := range []int64{s.ByRequest, s.ByQID, s.JudgedByRequest, s.JudgedByQID} {
+		if v < 0 {
+			return nil, fmt.Errorf("window: matched pairs: a count of %d", v)
+		}
+	}
+	m.ByRequest, m.ByQID, m.JudgedByRequest, m.JudgedByQID = s.ByRequest, s.ByQID, s.JudgedByRequest, s.JudgedByQID
+	return m, nil
+}
+
+// Match sides.
+const (
+	Candidate = 0
+	Baseline  = 1
+)
+
+// matchEvent is a waiting observation: what a pair needs of it.
+type matchEvent struct {
+	seq    uint64 // its place in arrival order
+	t      int64  // event time, Unix ns
+	key    uint64 // the qid's
+	req    uint64 // the request's hash; 0 none
+	next   uint64 // the next waiting event of the same side and qid (seq); 0 none
+	set    CounterSet
+	recall uint32
+	triage int8
+	side   uint8
+	used   bool
+	lambda bool // a λ run
+	run    LambdaRun
+}
+
+// chain is the waiting events of one side and qid, oldest first.
+type chain struct{ head, tail uint64 }
+
+// pairQueue holds waiting events of both sides in arrival order, finds
+// each arrival its partner, and forgets events past the horizon or beyond
+// its capacity (oldest first).
+type pairQueue struct {
+	horizon  int64
+	capacity int
+	ring     []matchEvent // by seq & (len−1)
+	first    uint64       // oldest seq still held
+	next     uint64       // seq of the next arrival (from 1)
+	newest   int64        // latest event time seen
+	chains   [2]map[uint64]chain
+	requests [2]map[uint64]uint64 // request hash → seq
+	// Expired counts waiting events forgotten unmatched.
+	expired int64
+}
+
+func newPairQueue(horizon int64, capacity int) *pairQueue {
+	q := &pairQueue{horizon: horizon, capacity: max(capacity, 1), first: 1, next: 1, newest: math.MinInt64}
+	for s := range 2 {
+		q.chains[s] = map[uint64]chain{}
+		q.requests[s] = map[uint64]uint64{}
+	}
+	return q
+}
+
+func (q *pairQueue) at(seq uint64) *matchEvent { return &q.ring[seq&uint64(len(q.ring)-1)] }
+
+// held reports whether seq is still in the ring.
+func (q *pairQueue) held(seq uint64) bool { return seq >= q.first && seq < q.next }
+
+// offer finds e a partner of the other side, or keeps e waiting. It
+// returns the partner (valid until the next offer) and whether it was
+// found by request.
+func (q *pairQueue) offer(e *matchEvent) (partner *matchEvent, byRequest bool) {
+	q.newest = max(q.newest, e.t)
+	q.expire()
+	other := 1 - e.side
+	if e.req != 0 {
+		if seq, ok := q.requests[other][e.req]; ok {
+			delete(q.requests[other], e.req)
+			if p := q.at(seq); q.held(seq) && !p.used && p.key == e.key && q.within(p, e) {
+				p.used = true
+				return p, true
+			}
+		}
+	}
+	if p := q.takeByQID(other, e); p != nil {
+		return p, false
+	}
+	q.wait(e)
+	return nil, false
+}
+
+func (q *pairQueue) within(p, e *matchEvent) bool {
+	d := p.t - e.t
+	return d <= q.horizon && -d <= q.horizon
+}
+
+// takeByQID takes the oldest waiting event of side and e's qid within the
+// horizon; used ones at the head of the chain are dropped from it.
+func (q *pairQueue) takeByQID(side uint8, e *matchEvent) *matchEvent {
+	c, ok := q.chains[side][e.key]
+	if !ok {
+		return nil
+	}
+	for seq := c.head; seq != 0; {
+		p := q.at(seq)
+		if !q.held(seq) || p.seq != seq {
+			break
+		}
+		next := p.next
+		if p.used {
+			if seq == c.head {
+				c.head = next
+			}
+			seq = next
+			continue
+		}
+		if q.within(p, e) {
+			p.used = true
+			if p.req != 0 && q.requests[side][p.req] == seq {
+				delete(q.requests[side], p.req)
+			}
+			if seq == c.head {
+				c.head = next
+			}
+			q.setChain(side, e.key, c)
+			return p
+		}
+		seq = next
+	}
+	q.setChain(side, e.key, c)
+	return nil
+}
+
+func (q *pairQueue) setChain(side uint8, key uint64, c chain) {
+	if c.head == 0 {
+		delete(q.chains[side], key)
+		return
+	}
+	q.chains[side][key] = c
+}
+
+// wait keeps e, making room first.
+func (q *pairQueue) wait(e *matchEvent) {
+	if int(q.next-q.first) >= q.capacity {
+		q.drop()
+	}
+	if int(q.next-q.first) >= len(q.ring) {
+		q.grow()
+	}
+	e.seq = q.next
+	e.next, e.used = 0, false
+	q.next++
+	*q.at(e.seq) = *e
+	c := q.chains[e.side][e.key]
+	if c.head == 0 {
+		c.head = e.seq
+	} else if t := q.at(c.tail); q.held(c.tail) && t.seq == c.tail {
+		t.next = e.seq
+	} else {
+		c.head = e.seq
+	}
+	c.tail = e.seq
+	q.chains[e.side][e.key] = c
+	if e.req != 0 {
+		q.requests[e.side][e.req] = e.seq
+	}
+}
+
+func (q *pairQueue) grow() {
+	n := max(64, 2*len(q.ring))
+	ring := make([]matchEvent, n)
+	for seq := q.first; seq < q.next; seq++ {
+		ring[seq&uint64(n-1)] = *q.at(seq)
+	}
+	q.ring = ring
+}
+
+// expire forgets the waiting events older than the horizon before the
+// newest event time.
+func (q *pairQueue) expire() {
+	for q.first < q.next && q.newest-q.at(q.first).t > q.horizon {
+		q.drop()
+	}
+}
+
+// drop forgets the oldest event held: it heads its chain, since chains
+// run in arrival order.
+func (q *pairQueue) drop() {
+	e := q.at(q.first)
+	if !e.used {
+		q.expired++
+	}
+	if c, ok := q.chains[e.side][e.key]; ok && c.head == e.seq {
+		c.head = e.next
+		q.setChain(e.side, e.key, c)
+	}
+	if e.req != 0 && q.requests[e.side][e.req] == e.seq {
+		delete(q.requests[e.side], e.req)
+	}
+	q.first++
+}
+
+// pairedGroup is an open paired λ group: the runs of both sides of the
+// pairs of one qid, judged together once it has minRuns pairs.
+type pairedGroup struct {
+	c, b        lamSum
+	pairs       int
+	first, last int64 // event times of its earliest and latest run
+}
+
+// Matcher matches a candidate arm's observations and judgement pairs with
+// a baseline arm's for every analysis comparing the two: each pair is
+// counted once in its total, which the analyses' Matched views follow (as
+// Cumulatives follow a Shared), less the pairs outside their time.
+//
+// Not safe for concurrent use; the analyses' lock guards it.
+type Matcher struct {
+	ks      []int
+	minRuns int
+	cells   []pairedCell
+	events  *pairQueue
+	judged  *pairQueue
+	groups  map[uint64]*pairedGroup
+	tot     *Matches
+	views   []*Matched
+	// Every view takes a pair whose events all lie in [lo, hi).
+	lo, hi int64
+}
+
+// MatchOptions size a Matcher.
+type MatchOptions struct {
+	Ks      []int
+	MinRuns int   // lambda.min_runs
+	Horizon int64 // the most event time between two matched events, ns
+	// MaxPending bounds the events (and, apart, the judgement pairs)
+	// waiting for a partner; past it the oldest are forgotten.
+	MaxPending int
+}
+
+// NewMatcher returns a Matcher with nothing matched.
+func NewMatcher(opt MatchOptions) *Matcher {
+	return &Matcher{
+		ks: slices.Clone(opt.Ks), minRuns: min(max(opt.MinRuns, 1), maxGroupRuns), cells: pairedCells(opt.Ks),
+		events: newPairQueue(opt.Horizon, opt.MaxPending), judged: newPairQueue(opt.Horizon, opt.MaxPending),
+		groups: map[uint64]*pairedGroup{}, tot: NewMatches(opt.Ks), lo: math.MinInt64, hi: math.MaxInt64,
+	}
+}
+
+// Expired is how many events and judgement pairs waited in vain: past the
+// horizon, or pushed out by MaxPending.
+func (mt *Matcher) Expired() int64 { return mt.events.expired + mt.judged.expired }
+
+// keyOf is the qid's key: its QIDKey when numbered, else its hash with the
+// top bit set, which no QIDKey has.
+func keyOf(qidKey uint32, qid string) uint64 {
+	if qidKey != 0 {
+		return uint64(qidKey)
+	}
+	return qidHash(qid) | 1<<63
+}
+
+func requestHash(id string) uint64 {
+	if id == "" {
+		return 0
+	}
+	return qidHash(id) | 1 // never 0
+}
+
+// Offer matches an observation of side (Candidate or Baseline) at event
+// time t (Unix ns), or keeps it waiting for its partner.
+func (mt *Matcher) Offer(side int, o *Observation, t int64) {
+	e := matchEvent{t: t, key: keyOf(o.QIDKey, o.QID), req: requestHash(o.RequestID), set: o.eventCounters(),
+		recall: o.RecallStrict, triage: int8(o.Triage), side: uint8(side), lambda: inLambda(o), run: o.Lambda}
+	p, byRequest := mt.events.offer(&e)
+	if p == nil {
+		return
+	}
+	c, b := &e, p
+	if side == Baseline {
+		c, b = p, &e
+	}
+	lo, hi := min(c.t, b.t), max(c.t, b.t)
+	mt.countPair(mt.tot, c, b, byRequest, 1)
+	if lo < mt.lo || hi >= mt.hi {
+		for _, v := range mt.views {
+			if lo < v.start || hi >= v.end {
+				mt.countPair(v.excluded(), c, b, byRequest, 1)
+			}
+		}
+	}
+	if c.lambda && b.lambda {
+		mt.groupRun(c, b)
+	}
+}
+
+// countPair adds sign × one pair of events to m's tables.
+func (mt *Matcher) countPair(m *Matches, c, b *matchEvent, byRequest bool, sign int64) {
+	for i := range mt.cells {
+		pc := &mt.cells[i]
+		m.Tables[i][pc.cell(c)][pc.cell(b)] += sign
+	}
+	if byRequest {
+		m.ByRequest += sign
+	} else {
+		m.ByQID += sign
+	}
+}
+
+// groupRun adds a pair of λ runs to its qid's paired group, and judges the
+// group once it holds minRuns pairs.
+func (mt *Matcher) groupRun(c, b *matchEvent) {
+	g := mt.groups[c.key]
+	if g == nil {
+		g = &pairedGroup{first: math.MaxInt64, last: math.MinInt64}
+		mt.groups[c.key] = g
+	}
+	g.c.add(c.run)
+	g.b.add(b.run)
+	g.pairs++
+	g.first, g.last = min(g.first, c.t, b.t), max(g.last, c.t, b.t)
+	if g.pairs < mt.minRuns {
+		return
+	}
+	_, cConv, cFlip := g.c.eval(mt.minRuns)
+	_, bConv, bFlip := g.b.eval(mt.minRuns)
+	cell := func(yes bool) int {
+		if yes {
+			return cellHit
+		}
+		return cellMiss
+	}
+	add := func(m *Matches) {
+		m.Lambda[0][cell(cConv)][cell(bConv)]++
+		m.Lambda[1][cell(cFlip)][cell(bFlip)]++
+	}
+	add(mt.tot)
+	if g.first < mt.lo || g.last >= mt.hi {
+		for _, v := range mt.views {
+			if g.first < v.start || g.last >= v.end {
+				add(v.excluded())
+			}
+		}
+	}
+	delete(mt.groups, c.key)
+}
+
+// OfferJudged matches a judgement pair of side at event time t (Unix ns),
+// or keeps it waiting.
+func (mt *Matcher) OfferJudged(side int, p *PairObservation, t int64) error {
+	si, ai := labelIndex(p.Scholar), labelIndex(p.Auditor)
+	if si < 0 || ai < 0 {
+		return invalidf("judgement labels %q/%q: want one of %v", p.Scholar, p.Auditor, JudgementLabels)
+	}
+	e := matchEvent{t: t, key: keyOf(0, p.QID), req: requestHash(p.RequestID), triage: int8(si*nLabels + ai), side: uint8(side)}
+	q, byRequest := mt.judged.offer(&e)
+	if q == nil {
+		return nil
+	}
+	c, b := &e, q
+	if side == Baseline {
+		c, b = q, &e
+	}
+	add := func(m *Matches) {
+		m.Judged[c.triage][b.triage]++
+		if byRequest {
+			m.JudgedByRequest++
+		} else {
+			m.JudgedByQID++
+		}
+	}
+	add(mt.tot)
+	lo, hi := min(c.t, b.t), max(c.t, b.t)
+	if lo < mt.lo || hi >= mt.hi {
+		for _, v := range mt.views {
+			if lo < v.start || hi >= v.end {
+				add(v.excluded())
+			}
+		}
+	}
+	return nil
+}
+
+// Matched is one analysis' share of a Matcher: the pairs whose events all
+// lie in its time, [start, end). Detached, it is counts of its own.
+type Matched struct {
+	mt         *Matcher
+	own        *Matches
+	mark, ex   *Matches // attached: the total when last folded, and the pairs of it not taken since
+	start, end int64
+}
+
+// NewMatched returns an analysis' empty share for the cut-offs ks, taking
+// pairs in [start, end) once attached.
+func NewMatched(ks []int, start, end int64) *Matched {
+	return &Matched{own: NewMatches(ks), start: start, end: end}
+}
+
+// Restore sets the counts taken so far (from a checkpoint).
+func (v *Matched) Restore(m *Matches) {
+	v.fold()
+	v.own = m.clone()
+}
+
+func (v *Matched) excluded() *Matches {
+	if v.ex == nil {
+		v.ex = NewMatches(v.mt.ks)
+	}
+	return v.ex
+}
+
+// SetEnd ends the view's time at end (Unix ns).
+func (v *Matched) SetEnd(end int64) {
+	v.fold()
+	v.end = end
+	if v.mt != nil {
+		v.mt.refresh()
+	}
+}
+
+// AttachTo makes v follow mt (same cut-offs).
+func (v *Matched) AttachTo(mt *Matcher) {
+	if v.mt == mt {
+		return
+	}
+	v.Detach()
+	v.mt = mt
+	v.mark, v.ex = mt.tot.clone(), nil
+	mt.views = append(mt.views, v)
+	mt.refresh()
+}
+
+// Detach folds in what v gained through its Matcher and leaves it.
+func (v *Matched) Detach() {
+	if v.mt == nil {
+		return
+	}
+	v.fold()
+	mt := v.mt
+	mt.views = slices.DeleteFunc(mt.views, func(x *Matched) bool { return x == v })
+	mt.refresh()
+	v.mt, v.mark, v.ex = nil, nil, nil
+}
+
+func (mt *Matcher) refresh() {
+	mt.lo, mt.hi = math.MinInt64, math.MaxInt64
+	for _, v := range mt.views {
+		mt.lo, mt.hi = max(mt.lo, v.start), min(mt.hi, v.end)
+	}
+}
+
+// fold brings own up to date: what the total gained since the mark, less
+// the pairs not taken.
+func (v *Matched) fold() {
+	if v.mt == nil {
+		return
+	}
+	v.own.Add(v.mt.tot, 1)
+	v.own.Add(v.mark, -1)
+	if v.ex != nil {
+		v.own.Add(v.ex, -1)
+		v.ex.reset()
+	}
+	v.mark = v.mt.tot.clone()
+}
+
+// Counts are the pairs taken so far (a copy).
+func (v *Matched) Counts() *Matches {
+	v.fold()
+	return v.own.clone()
+}
+
+// Paired is the table of matched pairs that counts series s (of the
+// cut-offs ks), and how many of those pairs were matched by request and by
+// qid: a per-event proportion's table, the paired λ groups' (convergent,
+// flipping) or the judgement pairs' (agreeing, Scholar abstaining). ok is
+// false for a series no table counts (quantiles, means, κ: JudgedTable).
+func (m *Matches) Paired(s Series, ks []int) (t Table, byRequest, byQID int64, ok bool) {
+	r := &s.Row
+	switch {
+	case !Pairable(s):
+		return Table{}, 0, 0, false
+	case r.PerEvent():
+		for i, ps := range PairedSeries(ks) {
+			if ps.Name == s.Name {
+				return m.Tables[i], m.ByRequest, m.ByQID, true
+			}
+		}
+		return Table{}, 0, 0, false
+	case r.num == cLambdaConvergent:
+		return m.Lambda[0], m.ByRequest, m.ByQID, true
+	case r.num == cLambdaFlips:
+		return m.Lambda[1], m.ByRequest, m.ByQID, true
+	case r.num == cPairsAgreeing || r.num == cPairsScholarAbstain:
+		for a := range m.Judged {
+			for b, n := range m.Judged[a] {
+				t[judgedCell(r.num, a)][judgedCell(r.num, b)] += n
+			}
+		}
+		return t, m.JudgedByRequest, m.JudgedByQID, true
+	}
+	return Table{}, 0, 0, false
+}
+
+// QuestionDecided says whether an event counts in s's denominator
+// is decided by its question alone (its gold item, and that the event
+// carries an answer or a retrieval): then both sides of a pair count in
+// it, or neither, unless one of them is a half whose other half never
+// came; λ groups and judgement pairs count always. Precision and chr count
+// the answers shipped, which the sides of a pair need not share.
+func QuestionDecided(s Series) bool {
+	switch s.Row.den {
+	case CountAnswerable, CountUnanswerable, CountRetrievedAnswerable, CountRecallAtK,
+		CountCoverageEligible, CountCitationAccEligible, cLambdaComplete, cPairsJudged:
+		return true
+	}
+	return false
+}
+
+// Pairable says whether a table of matched pairs counts s (Paired).
+func Pairable(s Series) bool {
+	r := &s.Row
+	if r.Kind != Proportion {
+		return false
+	}
+	switch r.num {
+	case cLambdaConvergent, cLambdaFlips, cPairsAgreeing, cPairsScholarAbstain:
+		return true
+	}
+	return r.PerEvent()
+}
+
+// judgedCell is a judgement pair's cell (miss or hit) for the count num,
+// the pair's labels l = Scholar·4 + Auditor.
+func judgedCell(num Counter, l int) int {
+	s, a := l/nLabels, l%nLabels
+	hit := s == a
+	if num == cPairsScholarAbstain {
+		hit = JudgementLabels[s] == vocab.LabelAbstain
+	}
+	if hit {
+		return cellHit
+	}
+	return cellMiss
+}
+
+// EventCells gives, for each of PairedSeries(ks), an observation's cell:
+// 0 not counted in the series, 1 counted, 2 counted in its numerator.
+type EventCells struct{ cells []pairedCell }
+
+// NewEventCells returns the cells of PairedSeries(ks).
+func NewEventCells(ks []int) *EventCells { return &EventCells{cells: pairedCells(ks)} }
+
+// Of writes o's cells into dst (len PairedSeries(ks)).
+func (c *EventCells) Of(o *Observation, dst []uint8) {
+	e := matchEvent{set: o.eventCounters(), recall: o.RecallStrict, triage: int8(o.Triage)}
+	for i := range c.cells {
+		dst[i] = uint8(c.cells[i].cell(&e))
+	}
+}
+
+// LambdaBlocks cuts each key's λ runs, in the order they come, into
+// groups of minRuns runs, as an analysis does (Cumulative), and judges
+// each group once it is complete. Not safe for concurrent use.
+type LambdaBlocks struct {
+	minRuns int
+	open    []lamSum // by key
+}
+
+// NewLambdaBlocks returns blocks of minRuns runs (at least 1) for keys
+// 0 … keys−1.
+func NewLambdaBlocks(minRuns, keys int) *LambdaBlocks {
+	return &LambdaBlocks{minRuns: min(max(minRuns, 1), maxGroupRuns), open: make([]lamSum, keys)}
+}
+
+// Add adds o's run to key's open group when o is a λ run; complete tells
+// whether that completed the group, and convergent and flips judge it.
+func (b *LambdaBlocks) Add(key int, o *Observation) (complete, convergent, flips bool) {
+	if !inLambda(o) {
+		return false, false, false
+	}
+	g := &b.open[key]
+	g.add(o.Lambda)
+	if int(g.runs) < b.minRuns {
+		return false, false, false
+	}
+	complete, convergent, flips = g.eval(b.minRuns)
+	*g = lamSum{}
+	return complete, convergent, flips
+}

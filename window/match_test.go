@@ -1,0 +1,197 @@
+package window
+
+import (
+	"math"
+	"reflect"
+	"testing"
+	"time"
+)
+
+var matchKs = []int{1, 5}
+
+// mobs is an answered observation of qid q, request r (may be ""),
+// shipped and precise when good.
+func mobs(q, r string, good bool) *Observation {
+	o := &Observation{QID: q, RequestID: r, HasAnswer: true, Answerable: true, Shipped: true, Hit: good, Contained: good,
+		HasRetrieval: true, PrecisionAtK: []float64{0, 0}, Triage: -1, Lambda: LambdaRun{Cited: 1}}
+	if good {
+		o.RecallStrict = 0b11
+	}
+	return o
+}
+
+func seriesIndexOf(t *testing.T, name string) int {
+	t.Helper()
+	for i, s := range PairedSeries(matchKs) {
+		if s.Name == name {
+			return i
+		}
+	}
+	t.Fatalf("no paired series %s", name)
+	return -1
+}
+
+const sec = int64(time.Second)
+
+// Pairs are made by request first, else by qid oldest first, each event
+// once, within the horizon; the tables count each side's cell.
+func TestMatcherPairing(t *testing.T) {
+	mt := NewMatcher(MatchOptions{Ks: matchKs, MinRuns: 3, Horizon: 60 * sec, MaxPending: 100})
+	v := NewMatched(matchKs, 0, math.MaxInt64)
+	v.AttachTo(mt)
+	prec := seriesIndexOf(t, "precision")
+	rec5 := seriesIndexOf(t, "recall_at_5")
+
+	mt.Offer(Baseline, mobs("q1", "r1", true), 1*sec)   // waits
+	mt.Offer(Baseline, mobs("q1", "r2", false), 2*sec)  // waits
+	mt.Offer(Candidate, mobs("q1", "r2", true), 3*sec)  // r2 by request: cand hit, base miss
+	mt.Offer(Candidate, mobs("q1", "r9", false), 4*sec) // q1 by qid: the oldest, r1 (hit)
+	mt.Offer(Candidate, mobs("q1", "", true), 5*sec)    // nothing of q1 waits: waits
+	mt.Offer(Candidate, mobs("q2", "", true), 6*sec)    // waits
+	mt.Offer(Baseline, mobs("q2", "", true), 100*sec)   // q2's candidate is 94 s away: past the horizon
+	m := v.Counts()
+	if m.ByRequest != 1 || m.ByQID != 1 {
+		t.Fatalf("by request %d, by qid %d; want 1 and 1", m.ByRequest, m.ByQID)
+	}
+	want := Table{}
+	want[cellHit][cellMiss] = 1 // r2
+	want[cellMiss][cellHit] = 1 // r9 with r1
+	if m.Tables[prec] != want || m.Tables[rec5] != want {
+		t.Errorf("precision %v, recall_at_5 %v; want %v", m.Tables[prec], m.Tables[rec5], want)
+	}
+	if got := m.Tables[prec].Pairs(); got != 2 {
+		t.Errorf("pairs %d, want 2", got)
+	}
+	// The q1 candidate at 5 s and the q2 candidate expired once the
+	// newest time passed them by the horizon.
+	mt.Offer(Baseline, mobs("q1", "", true), 101*sec)
+	if got := v.Counts(); got.ByQID != 1 {
+		t.Errorf("an expired event was matched: %+v", got)
+	}
+	if mt.Expired() < 2 {
+		t.Errorf("expired %d, want at least 2", mt.Expired())
+	}
+}
+
+// A pair is taken by an analysis only when both its events fall in its
+// time; one attached later, or ended, leaves the others out.
+func TestMatchedViews(t *testing.T) {
+	mt := NewMatcher(MatchOptions{Ks: matchKs, MinRuns: 2, Horizon: 60 * sec, MaxPending: 100})
+	early := NewMatched(matchKs, 0, math.MaxInt64)
+	late := NewMatched(matchKs, 10*sec, math.MaxInt64)
+	early.AttachTo(mt)
+	late.AttachTo(mt)
+	mt.Offer(Baseline, mobs("q", "", true), 5*sec)
+	mt.Offer(Candidate, mobs("q", "", true), 12*sec) // baseline before late's start
+	mt.Offer(Baseline, mobs("q", "", true), 13*sec)
+	mt.Offer(Candidate, mobs("q", "", false), 14*sec)
+	if e, l := early.Counts().ByQID, late.Counts().ByQID; e != 2 || l != 1 {
+		t.Fatalf("early took %d pairs, late %d; want 2 and 1", e, l)
+	}
+	// Two pairs of q make a paired λ group (min runs 2): early's only.
+	if g := early.Counts().Lambda[0].Pairs(); g != 1 {
+		t.Errorf("early: %d paired λ groups, want 1", g)
+	}
+	if g := late.Counts().Lambda[0].Pairs(); g != 0 {
+		t.Errorf("late: %d paired λ groups, want 0 (its first run is before late's start)", g)
+	}
+	late.SetEnd(20 * sec)
+	mt.Offer(Baseline, mobs("q", "", true), 21*sec)
+	mt.Offer(Candidate, mobs("q", "", true), 22*sec)
+	if e, l := early.Counts().ByQID, late.Counts().ByQID; e != 3 || l != 1 {
+		t.Errorf("after late's end: early %d, late %d; want 3 and 1", e, l)
+	}
+	late.Detach()
+	mt.Offer(Baseline, mobs("q", "", true), 23*sec)
+	mt.Offer(Candidate, mobs("q", "", true), 24*sec)
+	if e, l := early.Counts().ByQID, late.Counts().ByQID; e != 4 || l != 1 {
+		t.Errorf("after detaching late: early %d, late %d; want 4 and 1", e, l)
+	}
+}
+
+// With MaxPending events waiting, the oldest is forgotten for each new one.
+func TestMatcherCapacity(t *testing.T) {
+	mt := NewMatcher(MatchOptions{Ks: matchKs, MinRuns: 3, Horizon: 3600 * sec, MaxPending: 3})
+	v := NewMatched(matchKs, 0, math.MaxInt64)
+	v.AttachTo(mt)
+	for i, q := range []string{"a", "b", "c", "d"} {
+		mt.Offer(Baseline, mobs(q, "", true), int64(i)*sec)
+	}
+	mt.Offer(Candidate, mobs("a", "", true), 10*sec) // a was pushed out
+	mt.Offer(Candidate, mobs("d", "", true), 11*sec)
+	if got := v.Counts().ByQID; got != 1 {
+		t.Errorf("%d pairs, want 1 (d only)", got)
+	}
+	if mt.Expired() != 2 {
+		t.Errorf("expired %d, want 2 (a, then the waiting candidate a pushing out b)", mt.Expired())
+	}
+}
+
+// Judgement pairs match like events, into the joint label table.
+func TestMatcherJudged(t *testing.T) {
+	mt := NewMatcher(MatchOptions{Ks: matchKs, MinRuns: 3, Horizon: 60 * sec, MaxPending: 100})
+	v := NewMatched(matchKs, 0, math.MaxInt64)
+	v.AttachTo(mt)
+	if err := mt.OfferJudged(Candidate, &PairObservation{QID: "q", RequestID: "r", Scholar: "VALID", Auditor: "REJECT"}, sec); err != nil {
+		t.Fatal(err)
+	}
+	if err := mt.OfferJudged(Baseline, &PairObservation{QID: "q", RequestID: "r", Scholar: "VALID", Auditor: "VALID"}, 2*sec); err != nil {
+		t.Fatal(err)
+	}
+	if err := mt.OfferJudged(Baseline, &PairObservation{QID: "q", Scholar: "NOPE", Auditor: "VALID"}, 2*sec); err == nil {
+		t.Error("an unknown label was taken")
+	}
+	m := v.Counts()
+	if m.JudgedByRequest != 1 || m.Judged[0*4+2][0] != 1 {
+		t.Errorf("judged %+v by request %d", m.Judged[2], m.JudgedByRequest)
+	}
+}
+
+// Counts round-trip by series name; a series this build does not pair is
+// refused, and one it pairs that is missing starts at 0.
+func TestMatchesEncoding(t *testing.T) {
+	m := NewMatches(matchKs)
+	m.Tables[0][2][1] = 7
+	m.Tables[len(m.Tables)-1][1][1] = 3
+	m.Tables[seriesIndexOf(t, "recall_at_5")][0][2] = 1
+	m.Lambda[1][2][2] = 4
+	m.Judged[3][5] = 2
+	m.ByRequest, m.ByQID, m.JudgedByQID = 5, 6, 2
+	b, err := EncodeMatches(m, matchKs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeMatches(b, matchKs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, m) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", back, m)
+	}
+	if _, err := DecodeMatches(b, []int{1}); err == nil {
+		t.Error("recall_at_5's table restored into a build without k = 5")
+	}
+	wider, err := DecodeMatches(b, []int{1, 5, 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wider.Tables[seriesIndexOfKs(t, []int{1, 5, 10}, "recall_at_10")] != (Table{}) {
+		t.Error("recall_at_10 restored with counts it never had")
+	}
+	for _, bad := range []string{`{"tables":{"precision":[[0,0,0],[0,-1,0],[0,0,0]]}}`, `{"judged":{"3/99":1}}`, `{"judged":{"x":1}}`, `{"by_qid":-2}`, `[`} {
+		if _, err := DecodeMatches([]byte(bad), matchKs); err == nil {
+			t.Errorf("%s: decoded", bad)
+		}
+	}
+}
+
+func seriesIndexOfKs(t *testing.T, ks []int, name string) int {
+	t.Helper()
+	for i, s := range PairedSeries(ks) {
+		if s.Name == name {
+			return i
+		}
+	}
+	t.Fatalf("no paired series %s", name)
+	return -1
+}
