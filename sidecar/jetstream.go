@@ -129,6 +129,14 @@ func (a *App) registerJetStreamMetrics() {
 		return 0
 	}))
 	a.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "shadoweval_jetstream_holes_filled_total", Help: "Reads of the stream for deliveries lost in flight (with a server or a connection), applied before the next one.",
+	}, func() float64 {
+		if s := a.jsub.Load(); s != nil {
+			return float64(s.Fills())
+		}
+		return 0
+	}))
+	a.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "shadoweval_jetstream_ack_errors_total", Help: "Acks that could not be sent (the message will be delivered again).",
 	}, func() float64 {
 		if s := a.jsub.Load(); s != nil {

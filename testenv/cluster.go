@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,17 +18,27 @@ import (
 
 // Cluster is a JetStream cluster of nats-servers in this process, formed
 // as nats-server's own tests form one (createJetStreamClusterExplicit):
-// every server has its name, its store in t.TempDir(), its cluster port
-// and a route to every server's cluster port, itself included, so each
-// expects the whole cluster from the start. A server can be shut down and
-// started again on the same ports and store, as a node that dies and comes
-// back.
+// every server has its name, its store in t.TempDir() and a route to every
+// server, itself included, so each expects the whole cluster from the
+// start. Every connection to a server, from a client or from another
+// server, goes through a proxy (nats-server's tests do that with
+// netProxy), so that Crash can take a server away as a dead machine goes:
+// its connections cut without a word and only then the server shut down,
+// its stepping down heard by nobody. Start brings it back on the same
+// ports and store.
 type Cluster struct {
-	t     testing.TB
-	Name  string
-	opts  []server.Options
-	srvs  []*server.Server
-	ports []int // client ports, fixed on the first start
+	t    testing.TB
+	Name string
+	opts []server.Options
+	srvs []*server.Server
+	// The servers' own ports, fixed on the first start; the proxies read
+	// them as they connect.
+	mu                        sync.Mutex
+	clientPorts, clusterPorts []int
+	// clients[i] is server i's client address; routes[i][j] is server
+	// i's route to server j.
+	clients []*proxy
+	routes  [][]*proxy
 }
 
 // RunCluster starts a cluster of n JetStream servers and waits until it
@@ -35,19 +46,30 @@ type Cluster struct {
 // test ends.
 func RunCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t, Name: "C" + strconv.Itoa(n), opts: make([]server.Options, n), srvs: make([]*server.Server, n), ports: make([]int, n)}
-	clusterPorts := freePorts(t, n)
-	var routes []*url.URL
-	for _, p := range clusterPorts {
-		routes = append(routes, &url.URL{Scheme: "nats-route", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(p))})
+	c := &Cluster{
+		t: t, Name: "C" + strconv.Itoa(n), opts: make([]server.Options, n), srvs: make([]*server.Server, n),
+		clientPorts: make([]int, n), clusterPorts: make([]int, n), clients: make([]*proxy, n), routes: make([][]*proxy, n),
+	}
+	for i := range n {
+		c.clients[i] = newProxy(t, func() string { return c.addr(c.clientPorts, i) })
+		for j := range n {
+			c.routes[i] = append(c.routes[i], newProxy(t, func() string { return c.addr(c.clusterPorts, j) }))
+		}
 	}
 	for i := range n {
 		opts := jetStreamOptions(t.TempDir())
 		opts.ServerName = fmt.Sprintf("S-%d", i+1)
 		opts.Cluster.Name = c.Name
 		opts.Cluster.Host = "127.0.0.1"
-		opts.Cluster.Port = clusterPorts[i]
-		opts.Routes = routes
+		opts.Cluster.Port = -1
+		// Clients know the servers by their proxies only, and servers find
+		// each other through the configured routes only: an address
+		// gossiped would bypass the proxies.
+		opts.Cluster.NoAdvertise = true
+		opts.Cluster.Advertise = "127.0.0.1:1"
+		for j := range n {
+			opts.Routes = append(opts.Routes, &url.URL{Scheme: "nats-route", Host: c.routes[i][j].addr})
+		}
 		c.opts[i] = opts
 	}
 	for i := range n {
@@ -55,49 +77,60 @@ func RunCluster(t testing.TB, n int) *Cluster {
 	}
 	t.Cleanup(func() {
 		for i := range c.srvs {
-			c.Shutdown(i)
+			c.Crash(i)
 		}
 	})
 	c.WaitReady()
 	return c
 }
 
-// freePorts reserves n free TCP ports on 127.0.0.1: listened on, then let
-// go, for servers that need each other's ports before they start.
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	ports := make([]int, n)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	return ports
-}
-
-// Start starts server i (again), on its ports and store of the first start.
+// Start starts server i (again), on its ports and store of the first
+// start, and lets its connections through.
 func (c *Cluster) Start(i int) {
 	c.t.Helper()
 	opts := c.opts[i]
-	if c.ports[i] != 0 {
-		opts.Port = c.ports[i]
+	c.mu.Lock()
+	if c.clientPorts[i] != 0 {
+		opts.Port, opts.Cluster.Port = c.clientPorts[i], c.clusterPorts[i]
 	}
+	c.mu.Unlock()
 	c.srvs[i] = natstest.RunServer(&opts)
-	c.ports[i] = c.srvs[i].Addr().(*net.TCPAddr).Port
+	c.mu.Lock()
+	c.clientPorts[i] = c.srvs[i].Addr().(*net.TCPAddr).Port
+	c.clusterPorts[i] = c.srvs[i].ClusterAddr().Port
+	c.mu.Unlock()
+	for _, p := range c.proxies(i) {
+		p.resume(c.t)
+	}
 }
 
-// Shutdown stops server i and waits until it is down; stopping a stopped
-// server does nothing.
-func (c *Cluster) Shutdown(i int) {
+// addr is 127.0.0.1 and ports[i].
+func (c *Cluster) addr(ports []int, i int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[i]))
+}
+
+// proxies are the proxies of server i's connections: its clients', its
+// routes to the others and theirs to it.
+func (c *Cluster) proxies(i int) []*proxy {
+	ps := []*proxy{c.clients[i]}
+	for j := range c.routes {
+		ps = append(ps, c.routes[i][j])
+		if j != i {
+			ps = append(ps, c.routes[j][i])
+		}
+	}
+	return ps
+}
+
+// Crash takes server i away as a dead machine goes: every connection to
+// or from it is cut, then it is shut down (its leaders' stepping down
+// reaches no one) and waited for. Crashing a stopped server does nothing.
+func (c *Cluster) Crash(i int) {
+	for _, p := range c.proxies(i) {
+		p.cut()
+	}
 	if s := c.srvs[i]; s != nil {
 		s.Shutdown()
 		s.WaitForShutdown()
@@ -121,8 +154,9 @@ func (c *Cluster) Index(name string) int {
 	return -1
 }
 
-// URL is the client URL of server i, the same across restarts.
-func (c *Cluster) URL(i int) string { return "nats://127.0.0.1:" + strconv.Itoa(c.ports[i]) }
+// URL is the client URL of server i (its proxy's), the same across
+// restarts.
+func (c *Cluster) URL(i int) string { return "nats://" + c.clients[i].addr }
 
 // URLs is every server's client URL, comma-separated, as a client of the
 // whole cluster is given them.

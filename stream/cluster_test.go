@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/shadoweval/shadoweval/testenv"
@@ -169,4 +170,70 @@ func TestConsumeJetStreamFillsHole(t *testing.T) {
 	if fmt.Sprint(handled) != "[1 2 3 4]" || sub.Redeliveries() == 0 {
 		t.Errorf("handled %v with %d redeliveries, want [1 2 3 4] and at least one", handled, sub.Redeliveries())
 	}
+}
+
+// TestConsumeJetStreamPullsAgainAfterLostServer: the server holding a
+// consumer of one replica dies under a subscription connected elsewhere.
+// Its pull dies with it and nothing tells the client (no raft group, no
+// "leadership change"); the pulls it sends meanwhile get "no responders".
+// The idle heartbeat makes nats.go pull again every two heartbeats, so the
+// first message after the server is back arrives within seconds, where
+// nats.go's own heartbeat check would wait 30 s.
+func TestConsumeJetStreamPullsAgainAfterLostServer(t *testing.T) {
+	t.Parallel()
+	c := testenv.RunCluster(t, 3)
+	_, js := testenv.ConnectJetStream(t, c.URLs())
+	ctx := testenv.Context(t, 6*testenv.Timeout)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "R1", Subjects: []string{"r1.>"}, Replicas: 1}); err != nil {
+		t.Fatal(err)
+	}
+	x := c.StreamLeader("R1")
+	if x < 0 {
+		t.Fatal("the stream has no server")
+	}
+	y := (x + 1) % 3
+	nc := testenv.Connect(t, c.URL(y))
+	var mu sync.Mutex
+	var errs []error
+	got := make(chan uint64, 4)
+	sub, err := ConsumeJetStream(ctx, nc, JetStreamOptions{
+		Stream: "R1", Durable: "d", Subjects: map[Kind]string{KindTrace: "r1.>"}, StartTime: time.Now().Add(-time.Minute),
+		OnError: func(err error) {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		},
+	}, func(m *Message) { got <- m.Seq })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Drain(ctx)
+	if _, err := js.Publish(ctx, "r1.a", nil); err != nil {
+		t.Fatal(err)
+	}
+	if seq := testenv.Next(t, got); seq != 1 {
+		t.Fatalf("sequence %d, want 1", seq)
+	}
+
+	c.Crash(x)
+	testenv.Poll(t, testenv.Timeout, "the subscription to find its pull gone and get no responders", func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, err := range errs {
+			if errors.Is(err, nats.ErrNoResponders) {
+				return ""
+			}
+		}
+		return fmt.Sprint(errs)
+	})
+	c.Start(x)
+	testenv.Poll(t, 6*testenv.Timeout, "the stream to be back", func() string {
+		if _, err := js.Publish(ctx, "r1.b", nil, jetstream.WithMsgID("b")); err != nil {
+			return err.Error()
+		}
+		return ""
+	})
+	published := time.Now()
+	seq := testenv.Receive(t, got, 15*time.Second, "the message published once the server is back (nats.go alone pulls again after 30 s)")
+	t.Logf("sequence %d applied %v after its publish", seq, time.Since(published).Round(time.Millisecond))
 }
