@@ -31,14 +31,21 @@ import (
 )
 
 // recoveryDeadline bounds the wait, after the last publish and once the
-// consumer has a leader again, for the sidecar to have applied everything.
-// Without the recovery this test is about, it cannot make it: nats.go
-// pulls again after "no responders" only when its own heartbeat check
-// fires, 30 s after the pull, and a delivery lost with the server comes
-// again only after the ack wait, set to an hour here. With it, the sidecar
-// takes about a second (logged); the deadline leaves the loaded 2-core CI
-// machine ten times that.
+// consumer has a leader again, for a sidecar in JetStream mode to have
+// applied everything. Without the recovery this test is about, it cannot
+// make it: nats.go pulls again after "no responders" only when its own
+// heartbeat check fires, 30 s after the pull, and a delivery lost with the
+// server comes again only after the ack wait, set to an hour here. With
+// it, the sidecar takes about a second (logged); the deadline leaves the
+// loaded 2-core CI machine ten times that.
 const recoveryDeadline = 15 * time.Second
+
+// memberRecoveryDeadline is recoveryDeadline for a partitioned member,
+// whose pinned instance may have to give way to its standby after the
+// pin's lifetime (nats.ack_wait, 5 s). A delivery lost in flight there
+// is acked with the next one (the member consumer acks all), so without
+// the recovery it would never be applied: any deadline shows it.
+const memberRecoveryDeadline = 30 * time.Second
 
 // clusterSidecar is an in-process sidecar on a NATS cluster.
 type clusterSidecar struct {
@@ -161,11 +168,12 @@ type nodeLoss struct {
 	applied  func() int64  // messages the sidecar applied so far
 	server   func() int    // the server of the sidecar's connection
 	caughtUp func() string // "" once everything is applied
+	deadline time.Duration // for caughtUp after the last publish
 }
 
 // run publishes the traffic through the fault and waits for caughtUp
-// within recoveryDeadline of the last publish (and the consumer's next
-// leader); it logs the time that took.
+// within f.deadline of the last publish (and the consumer's next leader);
+// it logs the time that took.
 func (f *nodeLoss) run() {
 	t := f.t
 	ctx := testenv.Context(t, 4*waitTimeout)
@@ -198,7 +206,7 @@ func (f *nodeLoss) run() {
 	if err := <-pubErr; err != nil {
 		t.Fatal(err)
 	}
-	testenv.Poll(t, 4*waitTimeout, "the consumer to have a leader", func() string {
+	testenv.Poll(t, waitTimeout, "the consumer to have a leader", func() string {
 		if f.c.ConsumerLeader("RAG", f.consumer) < 0 {
 			return "none"
 		}
@@ -206,13 +214,13 @@ func (f *nodeLoss) run() {
 	})
 	lastPub := time.Unix(0, last.Load())
 	from := time.Now()
-	if why := testenv.Until(recoveryDeadline, f.caughtUp); why != "" {
+	if why := testenv.Until(f.deadline, f.caughtUp); why != "" {
 		if cons, err := js.Consumer(ctx, "RAG", f.consumer); err == nil {
 			ci := cons.CachedInfo()
 			t.Logf("consumer %s: delivered %+v, ack floor %+v, %d pending, %d ack pending, %d waiting pulls, cluster %+v",
 				f.consumer, ci.Delivered, ci.AckFloor, ci.NumPending, ci.NumAckPending, ci.NumWaiting, ci.Cluster)
 		}
-		t.Fatalf("gave up after %v waiting for the sidecar to have applied the whole stream: %s", recoveryDeadline, why)
+		t.Fatalf("gave up after %v waiting for the sidecar to have applied the whole stream: %s", f.deadline, why)
 	}
 	t.Logf("server %s (the sidecar's, stream and consumer leader) crashed after %d of %d messages and started again after %d; caught up %v after the last publish (%v after the consumer had a leader again)",
 		f.c.ServerName(x), killedAt, len(f.pubs), 2*third, time.Since(lastPub).Round(time.Millisecond), time.Since(from).Round(time.Millisecond))
@@ -283,7 +291,7 @@ func TestNATSClusterNodeLoss(t *testing.T) {
 
 	pubs := withMsgIDs(jsTraffic(0, 600, time.Now()))
 	want := expectedEvents(pubs)
-	f := &nodeLoss{t: t, c: c, consumer: "shadoweval", pubs: pubs,
+	f := &nodeLoss{t: t, c: c, consumer: "shadoweval", pubs: pubs, deadline: recoveryDeadline,
 		applied: s.eventsSeen,
 		server:  func() int { return connectedServer(t, c, s.app) },
 		caughtUp: func() string {
@@ -357,7 +365,7 @@ func TestNATSClusterNodeLossPartitioned(t *testing.T) {
 	pubs := withMsgIDs(keyed(jsTraffic(0, 600, time.Now())))
 	want := expectedEvents(pubs)
 	deliveries := func(i int) int64 { return int64(r[i].counter("shadoweval_cluster_deliveries_total")) }
-	f := &nodeLoss{t: t, c: c, consumer: "shadoweval-0", pubs: pubs,
+	f := &nodeLoss{t: t, c: c, consumer: "shadoweval-0", pubs: pubs, deadline: memberRecoveryDeadline,
 		applied: func() int64 { return deliveries(0) + deliveries(1) },
 		// The instance the server pinned gets the deliveries: its server
 		// is the one lost.
@@ -377,7 +385,7 @@ func TestNATSClusterNodeLossPartitioned(t *testing.T) {
 		}}
 	f.run()
 	t.Logf("deliveries: instance A %d, instance B %d", deliveries(0), deliveries(1))
-	checkReplicas(t, c, "shadoweval-0", "shadoweval_analyses", "shadoweval_cluster")
+	checkReplicas(t, c, "shadoweval-0", "shadoweval_analyses", "shadoweval_cluster", "static-consumer-groups")
 	for i, s := range r {
 		s.waitReady(fmt.Sprint("instance ", i), http.StatusOK)
 		s.waitExpected(fmt.Sprint("instance ", i), want)
