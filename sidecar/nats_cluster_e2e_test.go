@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -390,4 +391,39 @@ func TestNATSClusterNodeLossPartitioned(t *testing.T) {
 		s.waitReady(fmt.Sprint("instance ", i), http.StatusOK)
 		s.waitExpected(fmt.Sprint("instance ", i), want)
 	}
+}
+
+// TestNATSReplicasReported: a stream that exists with fewer copies than
+// nats.replicas is used as it is and reported, in the log and the gauges,
+// while the bucket the sidecar creates gets them; nats.replicas above what
+// the servers can hold stops the start naming the key, on a cluster too
+// small and on a single server.
+func TestNATSReplicasReported(t *testing.T) {
+	t.Parallel()
+	c := testenv.RunCluster(t, 3)
+	_, js := testenv.ConnectJetStream(t, c.URLs())
+	ctx := testenv.Context(t, waitTimeout)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "RAG", Subjects: []string{"rag.>"}, Replicas: 1}); err != nil {
+		t.Fatal(err)
+	}
+	gold := copyFile(t, "testdata/gold_v1.jsonl", t.TempDir(), "gold.jsonl")
+	s := startClusterSidecar(t, "sidecar", clusterConfig(t, c.URLs(), gold))
+	s.CheckMetric("shadoweval_jetstream_replicas", map[string]string{"store": "stream", "name": "RAG"}, 1)
+	s.CheckMetric("shadoweval_jetstream_under_replicated", map[string]string{"store": "stream", "name": "RAG"}, 1)
+	s.CheckMetric("shadoweval_jetstream_replicas", map[string]string{"store": "analysis_bucket", "name": "shadoweval_analyses"}, 3)
+	s.CheckMetric("shadoweval_jetstream_under_replicated", map[string]string{"store": "analysis_bucket", "name": "shadoweval_analyses"}, 0)
+	if log := s.Logs.String(); !strings.Contains(log, "fewer replicas than nats.replicas") || !strings.Contains(log, "nats stream edit RAG --replicas 3") {
+		t.Errorf("no warning with the fix for the stream of one replica:\n%s", log)
+	}
+
+	five := clusterConfig(t, c.URLs(), gold)
+	five.NATS.Replicas = 5
+	five.Analysis.KVBucket = "analyses5" // the first store it creates
+	startFails(t, five, "analysis.kv_bucket analyses5: nats.replicas is 5")
+	five = clusterConfig(t, c.URLs(), gold)
+	five.NATS.Replicas, five.NATS.Stream = 5, "RAG5" // the bucket exists: the stream is the first store created
+	five.Subjects.Trace, five.Subjects.Retrieval, five.Subjects.Answer, five.Subjects.Judgement = "r5.trace.>", "r5.retrieval.>", "r5.answer.>", "r5.judgement.>"
+	startFails(t, five, "nats.stream RAG5: nats.replicas is 5")
+	single := clusterConfig(t, testenv.RunJetStream(t).ClientURL(), gold)
+	startFails(t, single, "nats.replicas is 3", "not part of a cluster")
 }
