@@ -311,6 +311,7 @@ func TestNATSClusterNodeLoss(t *testing.T) {
 	// Counted once: the windows hold exactly the traffic's outcomes, and
 	// what came twice (acks lost with the server) was acked unapplied.
 	s.waitExpected("sidecar", want)
+	s.WaitMetric("shadoweval_jetstream_lag_seconds", nil, 0)
 	red, _ := s.MetricValue("shadoweval_jetstream_redeliveries_total", nil)
 	holes, _ := s.MetricValue("shadoweval_jetstream_holes_filled_total", nil)
 	t.Logf("redeliveries %v, holes filled %v", red, holes)
@@ -390,6 +391,7 @@ func TestNATSClusterNodeLossPartitioned(t *testing.T) {
 	for i, s := range r {
 		s.waitReady(fmt.Sprint("instance ", i), http.StatusOK)
 		s.waitExpected(fmt.Sprint("instance ", i), want)
+		s.WaitMetric("shadoweval_jetstream_lag_seconds", nil, 0)
 	}
 }
 

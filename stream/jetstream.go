@@ -113,6 +113,7 @@ type JetStreamSubscription struct {
 	ackErrors    atomic.Uint64
 	fills        atomic.Uint64
 	lastStored   atomic.Int64 // stored time (ns) of the last handled message
+	waiting      atomic.Bool  // messages after applied, at the last Refresh
 	nextStored   atomic.Int64 // stored time (ns) of the first message after applied, as last read
 	nextSeq      atomic.Uint64
 	prevAckFloor uint64      // ack floor of the consumer this one replaced
@@ -323,8 +324,9 @@ func (s *JetStreamSubscription) Pending() uint64 { return s.pending.Load() }
 // the consumer was created): a replay is in progress or the handler lags.
 func (s *JetStreamSubscription) Behind() bool { return s.behind.Load() }
 
-// Refresh asks the server for the consumer's num_pending and, while some
-// are pending, for the stored time of the stream's first message after
+// Refresh asks the server for the consumer's num_pending and, while
+// messages wait (undelivered, or delivered and not yet acked, that is not
+// yet applied), for the stored time of the oldest of its messages after
 // the last one applied (Lag).
 func (s *JetStreamSubscription) Refresh(ctx context.Context) error {
 	info, err := s.cons.Info(ctx)
@@ -332,34 +334,45 @@ func (s *JetStreamSubscription) Refresh(ctx context.Context) error {
 		return err
 	}
 	s.pending.Store(info.NumPending)
-	if info.NumPending == 0 {
+	if info.NumPending == 0 && info.NumAckPending == 0 {
+		s.waiting.Store(false)
 		return nil
 	}
-	return readNext(ctx, s.str, max(s.applied.Load(), info.AckFloor.Stream)+1, ">", &s.nextSeq, &s.nextStored)
+	return readNext(ctx, s.str, s.applied.Load()+1, s.subjects, &s.waiting, &s.nextSeq, &s.nextStored)
 }
 
-// Lag is how far behind the stream the handler is at now: 0 when nothing
-// was pending at the last look, else the time since the server stored the
-// oldest message not yet applied (as far as Refresh last saw it).
+// Lag is how far behind the stream the handler is at now: 0 when no
+// message waited at the last look, else the time since the server stored
+// the oldest message not yet applied (as far as Refresh last saw it).
 func (s *JetStreamSubscription) Lag(now time.Time) time.Duration {
-	if s.pending.Load() == 0 {
+	if !s.waiting.Load() {
 		return 0
 	}
 	return lag(now, s.applied.Load(), s.nextSeq.Load(), s.nextStored.Load(), s.lastStored.Load())
 }
 
 // readNext stores the sequence and stored time of the stream's first
-// message of subject at or after sequence from.
-func readNext(ctx context.Context, str jetstream.Stream, from uint64, subject string, seq *atomic.Uint64, stored *atomic.Int64) error {
-	m, err := str.GetMsg(ctx, from, jetstream.WithGetMsgSubject(subject))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil // nothing stored after it yet
+// message of any of subjects at or after sequence from, and whether there
+// is one.
+func readNext(ctx context.Context, str jetstream.Stream, from uint64, subjects []string, found *atomic.Bool, seq *atomic.Uint64, stored *atomic.Int64) error {
+	var first *jetstream.RawStreamMsg
+	for _, subject := range subjects {
+		m, err := str.GetMsg(ctx, from, jetstream.WithGetMsgSubject(subject))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue // none stored after it
+		}
+		if err != nil {
+			return err
+		}
+		if first == nil || m.Sequence < first.Sequence {
+			first = m
+		}
 	}
-	if err != nil {
-		return err
+	found.Store(first != nil)
+	if first != nil {
+		stored.Store(first.Time.UnixNano())
+		seq.Store(first.Sequence)
 	}
-	stored.Store(m.Time.UnixNano())
-	seq.Store(m.Sequence)
 	return nil
 }
 

@@ -107,7 +107,7 @@ type PartitionedSubscription struct {
 	ackErrors  atomic.Uint64
 	pinned     atomic.Int64  // unix ns of the last delivery to this instance
 	pending    atomic.Uint64 // the member consumer's num_pending, as last seen
-	memberAck  atomic.Uint64 // the member consumer's ack floor, as last read
+	waiting    atomic.Bool   // the member's messages after applied, at the last RefreshPending
 	nextSeq    atomic.Uint64 // the member's first message after applied, as last read
 	nextStored atomic.Int64
 
@@ -569,8 +569,10 @@ func (s *PartitionedSubscription) Refresh(ctx context.Context, quiet time.Durati
 }
 
 // RefreshPending reads the member consumer's num_pending and ack floor
-// and, while this instance is behind them, the stored time of the member's
-// first message after the last one this instance applied (Lag).
+// and, while messages wait for the member (undelivered, delivered and not
+// yet acked, or acked by its other instance past this one), the stored
+// time of the oldest of the member's messages this instance has not
+// applied (Lag).
 func (s *PartitionedSubscription) RefreshPending(ctx context.Context) error {
 	c, err := s.js.Consumer(ctx, s.opt.Stream, s.opt.Group+"-"+s.opt.Member)
 	if err != nil {
@@ -578,29 +580,19 @@ func (s *PartitionedSubscription) RefreshPending(ctx context.Context) error {
 	}
 	info := c.CachedInfo()
 	s.pending.Store(info.NumPending)
-	s.memberAck.Store(info.AckFloor.Stream)
-	if !s.behind() {
+	if info.NumPending == 0 && info.NumAckPending == 0 && info.AckFloor.Stream <= s.Applied() {
+		s.waiting.Store(false)
 		return nil
 	}
-	subject := ">" // the stream's next message: its time is at most the member's next
-	if len(s.filters) == 1 {
-		subject = s.filters[0]
-	}
-	return readNext(ctx, s.str, s.Applied()+1, subject, &s.nextSeq, &s.nextStored)
+	return readNext(ctx, s.str, s.Applied()+1, s.filters, &s.waiting, &s.nextSeq, &s.nextStored)
 }
 
-// behind: messages wait for the member's consumer, or the member's other
-// instance acked more than this one applied.
-func (s *PartitionedSubscription) behind() bool {
-	return s.pending.Load() > 0 || s.memberAck.Load() > s.Applied()
-}
-
-// Lag is how far behind the stream this instance is at now: 0 when it was
-// not behind at the last look, else the time since the server stored the
-// oldest of the member's messages it has not applied (as far as
+// Lag is how far behind the stream this instance is at now: 0 when none
+// of the member's messages waited for it at the last look, else the time
+// since the server stored the oldest one it has not applied (as far as
 // RefreshPending last saw it).
 func (s *PartitionedSubscription) Lag(now time.Time) time.Duration {
-	if !s.behind() {
+	if !s.waiting.Load() {
 		return 0
 	}
 	return lag(now, s.Applied(), s.nextSeq.Load(), s.nextStored.Load(), s.lastStore.Load())
