@@ -81,6 +81,18 @@ type NATSConfig struct {
 	// (GOMAXPROCS). JetStream mode uses one, so that a replay applies
 	// the stream in its order.
 	Workers int `yaml:"workers"`
+	// Replicas is the number of copies of every JetStream stream and KV
+	// bucket the sidecar creates (the input stream, analysis.kv_bucket,
+	// cluster.kv_bucket): 3 on a NATS cluster keeps them through the loss
+	// of a server. An existing one with fewer is reported at start.
+	Replicas int `yaml:"replicas"`
+	// AckWait is how long the server waits for the ack of a message it
+	// delivered before it delivers it again; in cluster mode also how
+	// long a silent pinned instance keeps its member's partitions.
+	AckWait Duration `yaml:"ack_wait"`
+	// Heartbeat is the idle heartbeat of the consumer's pull requests: two
+	// missed (a server or a consumer leader lost) make it pull again.
+	Heartbeat Duration `yaml:"heartbeat"`
 	// StoreDir is the embedded server's JetStream data directory; empty
 	// means a temporary directory removed on exit.
 	StoreDir     string    `yaml:"store_dir"`
@@ -217,8 +229,11 @@ type ClusterConfig struct {
 func Default() Config {
 	return Config{
 		NATS: NATSConfig{
-			Stream:  "RAG",
-			Durable: "shadoweval",
+			Stream:    "RAG",
+			Durable:   "shadoweval",
+			Replicas:  1,
+			AckWait:   Duration(5 * time.Second),
+			Heartbeat: Duration(time.Second),
 		},
 		Subjects: SubjectsConfig{
 			Trace:      "rag.trace.>",

@@ -62,6 +62,9 @@ func TestDefaultsMatchSpec(t *testing.T) {
 		{"nats.stream", c.NATS.Stream, "RAG"},
 		{"nats.durable", c.NATS.Durable, "shadoweval"},
 		{"nats.store_dir", c.NATS.StoreDir, ""},
+		{"nats.replicas", c.NATS.Replicas, 1},
+		{"nats.ack_wait", c.NATS.AckWait, d("5s")},
+		{"nats.heartbeat", c.NATS.Heartbeat, d("1s")},
 		{"subjects.trace", c.Subjects.Trace, "rag.trace.>"},
 		{"subjects.retrieval", c.Subjects.Retrieval, "rag.retrieval.>"},
 		{"subjects.answer", c.Subjects.Answer, "rag.answer.>"},
@@ -264,7 +267,8 @@ func TestFullConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.NATS.Password != "hunter2" || !c.NATS.JetStream || c.NATS.StoreDir != "/var/lib/shadoweval" {
+	if c.NATS.Password != "hunter2" || !c.NATS.JetStream || c.NATS.StoreDir != "/var/lib/shadoweval" ||
+		c.NATS.Replicas != 3 || c.NATS.AckWait != Duration(10*time.Second) || c.NATS.Heartbeat != Duration(2*time.Second) {
 		t.Errorf("nats = %#v", c.NATS)
 	}
 	if got, want := c.K, []int{1, 5, 20}; !slices.Equal(got, want) {
@@ -276,7 +280,7 @@ func TestFullConfig(t *testing.T) {
 	// The merge key copies the first gate, and the gate's own keys win.
 	chr := c.Gates[1]
 	want := Gate{Name: "chr_floor", Metric: "chr", Op: ">=", Threshold: 0.75, Window: "15m", MinSamples: 200,
-		For: Duration(5 * time.Minute), Arms: []string{"shadow", "canary"}, Severity: "page", Confidence: 0.95, Line: 71}
+		For: Duration(5 * time.Minute), Arms: []string{"shadow", "canary"}, Severity: "page", Confidence: 0.95, Line: 74}
 	if !reflect.DeepEqual(chr, want) {
 		t.Errorf("merged gate:\n%+v\nwant:\n%+v", chr, want)
 	}

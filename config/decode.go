@@ -566,7 +566,7 @@ const (
 
 var (
 	configScalars   = map[string]kind{"k": integers, "citation_offset_tolerance": integer}
-	natsScalars     = map[string]kind{"jetstream": boolean, "workers": integer}
+	natsScalars     = map[string]kind{"jetstream": boolean, "workers": integer, "replicas": integer}
 	joinScalars     = map[string]kind{"max_pending": integer}
 	lambdaScalars   = map[string]kind{"min_runs": integer}
 	logScalars      = map[string]kind{"payloads": boolean}

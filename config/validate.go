@@ -123,6 +123,16 @@ func (k *checker) positiveDuration(path string, d Duration) {
 // maxWorkers bounds nats.workers: more goroutines than that only contend.
 const maxWorkers = 256
 
+// Bounds of the nats keys: JetStream keeps at most 5 replicas; nats.go
+// takes idle heartbeats of 500 ms to 30 s; pcgroups pins an instance for
+// at least a second.
+const (
+	maxReplicas  = 5
+	minAckWait   = time.Second
+	minHeartbeat = 500 * time.Millisecond
+	maxHeartbeat = 30 * time.Second
+)
+
 func (k *checker) nats() {
 	n := &k.c.NATS
 	if n.Workers < 0 || n.Workers > maxWorkers {
@@ -130,6 +140,18 @@ func (k *checker) nats() {
 	}
 	if n.URL != "" {
 		k.natsURL(n.URL)
+	}
+	switch {
+	case n.Replicas < 1 || n.Replicas > maxReplicas:
+		k.errf("nats.replicas", "must be between 1 and %d (JetStream's limit), got %d", maxReplicas, n.Replicas)
+	case n.Replicas > 1 && n.URL == "":
+		k.errf("nats.replicas", "is %d, but nats.url is empty: the embedded NATS server is a single server and keeps one copy; set nats.url to a NATS cluster", n.Replicas)
+	}
+	if n.AckWait < Duration(minAckWait) {
+		k.errf("nats.ack_wait", "must be at least %s, got %s", fmtDur(Duration(minAckWait)), fmtDur(n.AckWait))
+	}
+	if n.Heartbeat < Duration(minHeartbeat) || n.Heartbeat > Duration(maxHeartbeat) {
+		k.errf("nats.heartbeat", "must be between %s and %s (nats.go's range), got %s", fmtDur(Duration(minHeartbeat)), fmtDur(Duration(maxHeartbeat)), fmtDur(n.Heartbeat))
 	}
 	if n.JetStream {
 		if n.Stream == "" {

@@ -165,6 +165,13 @@ func TestValidateRules(t *testing.T) {
 		{"durable name with slash", "nats: {durable: 'a/b'}\n", `config.yaml:1: nats.durable: "a/b" is not a valid JetStream name (no white space, '.', '*', '>', '/' or '\')`},
 		{"password without user", "nats:\n  password: pw\n", `config.yaml:2: nats.password: is set without nats.user`},
 		{"user and token", "nats:\n  user: u\n  token: t\n", `config.yaml:3: nats.token: set one way to authenticate, not several (user, token)`},
+		{"replicas zero", "nats: {url: 'nats://a:4222', replicas: 0}\n", `config.yaml:1: nats.replicas: must be between 1 and 5 (JetStream's limit), got 0`},
+		{"replicas above 5", "nats: {url: 'nats://a:4222', replicas: 7}\n", `config.yaml:1: nats.replicas: must be between 1 and 5 (JetStream's limit), got 7`},
+		{"replicas on the embedded server", "nats:\n  replicas: 3\n", `config.yaml:2: nats.replicas: is 3, but nats.url is empty: the embedded NATS server is a single server and keeps one copy; set nats.url to a NATS cluster`},
+		{"replicas not an integer", "nats: {url: 'nats://a:4222', replicas: three}\n", `config.yaml:1: nats.replicas: want an integer, got "three"`},
+		{"ack wait below a second", "nats: {ack_wait: 200ms}\n", `config.yaml:1: nats.ack_wait: must be at least 1s, got 200ms`},
+		{"heartbeat too short", "nats: {heartbeat: 100ms}\n", `config.yaml:1: nats.heartbeat: must be between 500ms and 30s (nats.go's range), got 100ms`},
+		{"heartbeat too long", "nats: {heartbeat: 1m}\n", `config.yaml:1: nats.heartbeat: must be between 500ms and 30s (nats.go's range), got 1m`},
 		{"creds and nkey", "nats:\n  creds_file: a.creds\n  nkey_seed_file: s.nk\n", `config.yaml:3: nats.nkey_seed_file: set one way to authenticate, not several (creds_file, nkey_seed_file)`},
 
 		// Subjects.

@@ -83,16 +83,22 @@ func (a *App) observeAnalysesPair(p *window.PairObservation) {
 
 // restoreAnalyses opens the KV bucket and restores every saved analysis.
 // Without the bucket (a server with no JetStream) analyses still run, but
-// do not survive a restart; that is logged and counted.
-func (a *App) restoreAnalyses(ctx context.Context) {
+// do not survive a restart; that is logged and counted. A bucket refused
+// for more replicas than the servers can hold is an error: nats.replicas
+// is wrong.
+func (a *App) restoreAnalyses(ctx context.Context) error {
 	an := a.analyses
 	bucket := a.cfg.Analysis.KVBucket
-	kv, err := stream.OpenKV(ctx, a.nc, bucket, "shadoweval canary analyses")
+	kv, err := stream.OpenKV(ctx, a.nc, bucket, "shadoweval canary analyses", a.cfg.NATS.Replicas)
+	if stream.TooFewServers(err) {
+		return a.replicasError("analysis.kv_bucket "+bucket, err)
+	}
 	if err != nil {
 		an.checkpointErrors.Inc()
 		a.log.Warn("analysis checkpoints off: analyses will not survive a restart", "bucket", bucket, "err", err)
-		return
+		return nil
 	}
+	a.noteReplicas("analysis_bucket", bucket, kv.Replicas())
 	an.kvMu.Lock()
 	an.kv = kv
 	an.kvMu.Unlock()
@@ -115,6 +121,7 @@ func (a *App) restoreAnalyses(ctx context.Context) {
 		}
 		a.log.Info("analysis restored", "analysis", id, "arm", s.Spec.Arm, "baseline", s.Spec.Baseline, "since", s.Spec.Start.UTC().Format(time.RFC3339))
 	}
+	return nil
 }
 
 // checkpoint writes x to the KV bucket: its accumulators too with core

@@ -108,6 +108,10 @@ type App struct {
 	scratch    sync.Pool // *stream.TraceScratch
 	tracing    eventTracer
 
+	// Replicas of the streams and buckets in use, read at start
+	// (jetstream.go).
+	replicas, underReplicated *prometheus.GaugeVec
+
 	cluster    *cluster                                     // cluster.partitions > 0 (cluster.go); nil otherwise
 	dedupe     *deduper                                     // idempotency keys (dedupe.go)
 	jsub       atomic.Pointer[stream.JetStreamSubscription] // JetStream mode (jetstream.go)
@@ -276,6 +280,10 @@ func (a *App) Start(ctx context.Context) error {
 	a.nc = nc
 	a.connected.Store(true)
 	a.pub = stream.NewPublisher(nc)
+	if err := a.checkClustered(); err != nil {
+		a.shutdownNATS()
+		return err
+	}
 	// Before the subscriptions: no event is judged on part of the gold.
 	if a.cfg.Gold.KVBucket != "" {
 		if err := a.openGoldKV(ctx); err != nil {
@@ -285,7 +293,10 @@ func (a *App) Start(ctx context.Context) error {
 	}
 	// Before the first event: a JetStream replay reaches back to the
 	// oldest restored analysis.
-	a.restoreAnalyses(ctx)
+	if err := a.restoreAnalyses(ctx); err != nil {
+		a.shutdownNATS()
+		return err
+	}
 	s := a.cfg.Subjects
 	switch {
 	case a.cluster != nil:

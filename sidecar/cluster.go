@@ -54,10 +54,6 @@ import (
 // key token when the input is partitioned.
 const ReasonNoPartitionKey = "no_partition_key"
 
-// defaultClusterAckWait sets how soon a standby takes over a silent pinned
-// instance: pcgroups derives the pin's lifetime from it.
-const defaultClusterAckWait = 5 * time.Second
-
 // cluster is the App's part in a partitioned consumer group.
 type cluster struct {
 	member     string
@@ -105,7 +101,9 @@ func (a *App) newCluster() error {
 	if err != nil {
 		return err
 	}
-	c := &cluster{member: member, instance: nuid.Next(), parts: map[string]*memberPart{}, ackWait: defaultClusterAckWait}
+	// nats.ack_wait sets how soon a standby takes over a silent pinned
+	// instance: pcgroups derives the pin's lifetime from it.
+	c := &cluster{member: member, instance: nuid.Next(), parts: map[string]*memberPart{}, ackWait: time.Duration(a.cfg.NATS.AckWait)}
 	for i := range cc.MemberCount() {
 		c.members = append(c.members, strconv.Itoa(i))
 	}
@@ -173,13 +171,21 @@ func (a *App) subscribeCluster(ctx context.Context) error {
 	}
 	// A part is rewritten every publish_interval; one not rewritten for
 	// ten times stale_after belongs to an instance that is gone.
-	c.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kvc := jetstream.KeyValueConfig{
 		Bucket: cc.Bucket(), Description: "shadoweval cluster: each replica's windows and analyses", History: 1,
-		TTL: 10 * time.Duration(cc.StaleAfter), Storage: jetstream.FileStorage,
-	})
-	if err != nil {
-		return fmt.Errorf("cluster.kv_bucket %q: %w", cc.Bucket(), err)
+		TTL: 10 * time.Duration(cc.StaleAfter), Storage: jetstream.FileStorage, Replicas: a.cfg.NATS.Replicas,
 	}
+	if old, err := js.KeyValue(ctx, cc.Bucket()); err == nil {
+		// An existing bucket keeps its copies: reported, not changed.
+		if kvc.Replicas, err = stream.BucketReplicas(ctx, old); err != nil {
+			return fmt.Errorf("cluster.kv_bucket %q: %w", cc.Bucket(), err)
+		}
+	}
+	c.kv, err = js.CreateOrUpdateKeyValue(ctx, kvc)
+	if err != nil {
+		return a.replicasError(fmt.Sprintf("cluster.kv_bucket %q", cc.Bucket()), err)
+	}
+	a.noteReplicas("cluster_bucket", cc.Bucket(), kvc.Replicas)
 	// The watch outlives ctx, which ends with Start.
 	if c.watcher, err = c.kv.WatchAll(context.Background()); err != nil {
 		return fmt.Errorf("cluster.kv_bucket %q: %w", cc.Bucket(), err)
@@ -198,18 +204,22 @@ func (a *App) subscribeCluster(ctx context.Context) error {
 		},
 		Partitions: cc.Partitions, Members: c.members, Member: c.member,
 		StartTime: start, MaxAge: max(2*span, time.Duration(a.cfg.Analysis.MaxDuration)+span),
-		AckWait:   c.ackWait,
+		Replicas: a.cfg.NATS.Replicas, AckWait: c.ackWait, Heartbeat: time.Duration(a.cfg.NATS.Heartbeat),
 		OnError:   func(err error) { a.log.Warn("cluster consumer", "err", err) },
 		OnUnkeyed: a.rejectUnkeyed,
 	}, a.handle)
 	if err != nil {
 		c.watcher.Stop()
-		return fmt.Errorf("cluster: %w", err)
+		return a.replicasError("cluster", err)
 	}
+	a.noteReplicas("stream", a.cfg.NATS.Stream, c.sub.Replicas())
 	a.log.Info("joined the consumer group", "group", a.cfg.NATS.Durable, "member", c.member, "instance", c.instance,
 		"partitions", c.partitions, "rebuilt_to_sequence", c.sub.Applied())
 	return nil
 }
+
+// subscription is the member's subscription; nil before it joined.
+func (c *cluster) subscription() *stream.PartitionedSubscription { return c.sub }
 
 // rejectUnkeyed dead-letters a message stored without a partition. It is
 // counted in shadoweval_rejected_events_total but in no window: whichever

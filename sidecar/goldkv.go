@@ -27,7 +27,7 @@ const goldKVBatch = 4096
 // watch is left for goldKVLoop.
 func (a *App) openGoldKV(ctx context.Context) error {
 	bucket := a.cfg.Gold.KVBucket
-	w, err := stream.WatchKV(ctx, a.nc, bucket, "shadoweval gold items, one per qid", a.embedded != nil)
+	w, err := stream.WatchKV(ctx, a.nc, bucket, "shadoweval gold items, one per qid", a.embedded != nil, a.cfg.NATS.Replicas)
 	if errors.Is(err, stream.ErrBucketNotFound) {
 		return fmt.Errorf("gold.kv_bucket %q: no such KV bucket on the NATS server; create it (nats kv add %s) and put one gold item per qid in it: %w", bucket, bucket, err)
 	}
@@ -40,6 +40,7 @@ func (a *App) openGoldKV(ctx context.Context) error {
 		return fmt.Errorf("gold.kv_bucket %q: %w", bucket, err)
 	}
 	a.goldKV = w
+	a.noteReplicas("gold_bucket", bucket, w.Replicas())
 	rejects := a.gold.LoadKV(initial)
 	a.goldKVRejected(rejects)
 	set := a.gold.Current()

@@ -10,7 +10,9 @@ package sidecar
 // messages; the consumer then follows the stream. The old consumer's
 // position is useless to a process that lost its memory, and a fresh
 // consumer replays every message of the span exactly once (redeliveries
-// after that are caught by the idempotency keys, dedupe.go). A consumer
+// after that are acked unapplied by the subscription, which applies each
+// stream sequence once, and caught by the idempotency keys, dedupe.go,
+// across restarts). A consumer
 // name therefore belongs to one sidecar process at a time: replicas need
 // distinct nats.durable names (SPEC §10 gives each partition its own).
 //
@@ -30,12 +32,27 @@ package sidecar
 // the process that applied them: their replay counts them again but sends
 // no second dead letter (dead letters are at least once, not once per
 // restart). The stream is
-// created when missing, file-backed, with the four input subjects and a
+// created when missing, file-backed, with the four input subjects, a
 // MaxAge of twice the replay span, or analysis.max_duration and the span
-// when longer; an existing stream is used as it is.
+// when longer, and nats.replicas copies; an existing stream is used as it
+// is, and reported when it has fewer copies than nats.replicas.
+//
+// On a NATS cluster (SPEC §9), the loss of a server costs seconds, not an
+// ack wait of 30 s: the consumer's pulls carry an idle heartbeat
+// (nats.heartbeat), so nats.go pulls again after two missed ones (a pull
+// that got "no responders" while the consumer had no leader, a pull lost
+// with its server), and at once on a leader change or a reconnection; a
+// message lost in flight with the server is read from the stream as soon
+// as the next delivery shows its consumer sequence skipped, and applied
+// before it (stream.ConsumeJetStream), and the last one of a burst comes
+// again after nats.ack_wait (5 s). So messages are applied in stream order
+// even across the loss: a redelivery is never applied after later
+// messages, and never counts as late because a stall moved the watermark
+// past it.
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -70,19 +87,36 @@ func newDedupe(a *App) *deduper {
 }
 
 // registerJetStreamMetrics adds the consumer's lag and redeliveries (in
-// JetStream mode) and the size of the idempotency set.
+// JetStream mode), the replicas of the streams and buckets in use and the
+// size of the idempotency set.
 func (a *App) registerJetStreamMetrics() {
 	a.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "shadoweval_dedupe_keys", Help: "Idempotency keys (event_id, Nats-Msg-Id or stream sequence) remembered over the longest window.",
 	}, func() float64 { return float64(a.dedupe.len()) }))
+	a.replicas = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "shadoweval_jetstream_replicas", Help: "Copies of each JetStream stream and KV bucket the sidecar uses (store: stream, analysis_bucket, cluster_bucket, gold_bucket), read at start.",
+	}, []string{"store", "name"})
+	a.underReplicated = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "shadoweval_jetstream_under_replicated", Help: "1 for a stream or KV bucket the sidecar uses that has fewer copies than nats.replicas, read at start.",
+	}, []string{"store", "name"})
+	a.reg.MustRegister(a.replicas, a.underReplicated)
 	if !a.cfg.NATS.JetStream {
 		return
 	}
 	a.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "shadoweval_jetstream_consumer_pending", Help: "Messages of the stream not yet delivered to the sidecar's consumer (num_pending).",
+		Name: "shadoweval_jetstream_consumer_pending", Help: "Messages of the stream not yet delivered to the sidecar's consumer (num_pending; in cluster mode, the member's).",
 	}, func() float64 {
-		if s := a.jsub.Load(); s != nil {
+		if s := a.consumed(); s != nil {
 			return float64(s.Pending())
+		}
+		return 0
+	}))
+	a.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "shadoweval_jetstream_lag_seconds", Help: "How far behind the stream the sidecar is: the time since the server stored the oldest message not yet applied; 0 when none is pending.",
+	}, func() float64 {
+		if s := a.consumed(); s != nil {
+			// The wall clock, as the server's stored times are.
+			return s.Lag(time.Now()).Seconds()
 		}
 		return 0
 	}))
@@ -95,6 +129,14 @@ func (a *App) registerJetStreamMetrics() {
 		return 0
 	}))
 	a.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "shadoweval_jetstream_holes_filled_total", Help: "Reads of the stream for deliveries lost in flight (with a server or a connection), applied before the next one.",
+	}, func() float64 {
+		if s := a.jsub.Load(); s != nil {
+			return float64(s.Fills())
+		}
+		return 0
+	}))
+	a.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "shadoweval_jetstream_ack_errors_total", Help: "Acks that could not be sent (the message will be delivered again).",
 	}, func() float64 {
 		if s := a.jsub.Load(); s != nil {
@@ -102,6 +144,64 @@ func (a *App) registerJetStreamMetrics() {
 		}
 		return 0
 	}))
+}
+
+// consumer is what the gauges read of the JetStream mode's or cluster
+// mode's subscription.
+type consumer interface {
+	Pending() uint64
+	Lag(now time.Time) time.Duration
+}
+
+// consumed is the subscription in use; nil before there is one.
+func (a *App) consumed() consumer {
+	if s := a.jsub.Load(); s != nil {
+		return s
+	}
+	if c := a.cluster; c != nil {
+		if s := c.subscription(); s != nil {
+			return s
+		}
+	}
+	return nil
+}
+
+// noteReplicas sets the replicas gauges of a stream or bucket and warns
+// when it has fewer copies than nats.replicas: losing the server that
+// holds the only copy loses what replay, checkpoints or gold rest on.
+func (a *App) noteReplicas(store, name string, have int) {
+	want := a.cfg.NATS.Replicas
+	a.replicas.WithLabelValues(store, name).Set(float64(have))
+	under := 0.0
+	if have < want {
+		under = 1
+		streamName := name
+		if store != "stream" {
+			streamName = "KV_" + name
+		}
+		a.log.Warn("a JetStream store has fewer replicas than nats.replicas; losing a server can lose it",
+			"store", store, "name", name, "replicas", have, "nats.replicas", want,
+			"fix", fmt.Sprintf("nats stream edit %s --replicas %d", streamName, want))
+	}
+	a.underReplicated.WithLabelValues(store, name).Set(under)
+}
+
+// replicasError names nats.replicas in the server's refusal to create a
+// store with more copies than it has servers for.
+func (a *App) replicasError(what string, err error) error {
+	if stream.TooFewServers(err) {
+		return fmt.Errorf("%s: nats.replicas is %d, more copies than the NATS servers can hold (one per JetStream server of the cluster): %w", what, a.cfg.NATS.Replicas, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// checkClustered refuses nats.replicas > 1 on a server that is not part
+// of a cluster, before anything is created.
+func (a *App) checkClustered() error {
+	if a.cfg.NATS.Replicas > 1 && a.nc.ConnectedClusterName() == "" {
+		return fmt.Errorf("nats.replicas is %d, but the NATS server at %s is not part of a cluster: it keeps one copy; set nats.replicas to 1 or nats.url to a cluster", a.cfg.NATS.Replicas, a.nc.ConnectedUrlRedacted())
+	}
+	return nil
 }
 
 // subscribeJetStream creates the stream if missing and (re)creates the
@@ -124,31 +224,42 @@ func (a *App) subscribeJetStream(ctx context.Context) error {
 		},
 		StartTime: start,
 		MaxAge:    max(2*span, time.Duration(a.cfg.Analysis.MaxDuration)+span),
+		Replicas:  a.cfg.NATS.Replicas,
+		AckWait:   time.Duration(a.cfg.NATS.AckWait),
+		Heartbeat: time.Duration(a.cfg.NATS.Heartbeat),
 		OnError:   func(err error) { a.log.Warn("JetStream consumer", "err", err) },
 	}, a.handle)
 	if err != nil {
-		return err
+		return a.replicasError("nats.stream "+a.cfg.NATS.Stream, err)
 	}
+	a.noteReplicas("stream", a.cfg.NATS.Stream, sub.Replicas())
 	a.jsub.Store(sub)
 	a.log.Info("JetStream consumer created; replaying the stream", "stream", a.cfg.NATS.Stream, "durable", a.cfg.NATS.Durable,
 		"from", start.UTC().Format(time.RFC3339), "pending", sub.Pending())
 	return nil
 }
 
-// jetStreamLoop refreshes the consumer's num_pending for /metrics and
-// turns readiness off if the server drops the consumer.
+// jetStreamLoop refreshes the consumer's num_pending and lag for /metrics
+// every second and turns readiness off if the server drops the consumer.
 func (a *App) jetStreamLoop(ctx context.Context) {
-	sub := a.jsub.Load()
-	if sub == nil {
+	var refresh func(context.Context) error
+	var closed <-chan struct{} // nil: never (a partitioned member rejoins by itself)
+	switch {
+	case a.jsub.Load() != nil:
+		sub := a.jsub.Load()
+		refresh, closed = sub.Refresh, sub.Closed()
+	case a.cluster != nil && a.cluster.subscription() != nil:
+		refresh = a.cluster.subscription().RefreshPending
+	default:
 		return
 	}
-	t := time.NewTicker(5 * time.Second)
+	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-sub.Closed():
+		case <-closed:
 			// Stop turns subscribed off before it drains.
 			if a.subscribed.Swap(false) && ctx.Err() == nil {
 				a.log.Error("JetStream consumer stopped (deleted on the server?); restart the sidecar to replay and resume",
@@ -160,7 +271,7 @@ func (a *App) jetStreamLoop(ctx context.Context) {
 				continue
 			}
 			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			_ = sub.RefreshPending(rctx)
+			_ = refresh(rctx)
 			cancel()
 		}
 	}

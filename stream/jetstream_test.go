@@ -153,7 +153,8 @@ func TestConsumeJetStream(t *testing.T) {
 }
 
 // TestConsumeJetStreamRedelivery: a message whose ack does not come within
-// AckWait is delivered again and counted as a redelivery.
+// AckWait is delivered again, counted as a redelivery and acked without
+// being handled twice.
 func TestConsumeJetStreamRedelivery(t *testing.T) {
 	t.Parallel()
 	nc, js := testenv.RunJetStreamConn(t)
@@ -191,12 +192,19 @@ func TestConsumeJetStreamRedelivery(t *testing.T) {
 		return ""
 	})
 	close(release)
-	if m := testenv.Next(t, got); m.Seq != 1 || m.Delivered != 2 {
-		t.Errorf("redelivery: seq %d delivered %d", m.Seq, m.Delivered)
-	}
 	waitAckFloor(t, cons, 1)
-	if n := sub.Redeliveries(); n != 1 {
-		t.Errorf("Redeliveries() = %d, want 1", n)
+	testenv.Poll(t, testenv.Timeout, "the redelivery to be counted", func() string {
+		if n := sub.Redeliveries(); n == 0 {
+			return "none counted"
+		}
+		return ""
+	})
+	// A message after it is handled: the redelivery was not.
+	if _, err := js.Publish(ctx, "rag.trace.live", []byte("y")); err != nil {
+		t.Fatal(err)
+	}
+	if m := testenv.Next(t, got); m.Seq != 2 || m.Delivered != 1 {
+		t.Errorf("after the redelivery the handler got seq %d delivered %d, want seq 2 delivered 1", m.Seq, m.Delivered)
 	}
 }
 
@@ -253,4 +261,73 @@ func consumerNames(t *testing.T, str jetstream.Stream) string {
 		t.Fatal(err)
 	}
 	return strings.Join(names, ",")
+}
+
+// TestConsumeJetStreamLag: while messages wait, Lag is the time since the
+// server stored the oldest one not applied (read by Refresh); once none
+// waits, 0.
+func TestConsumeJetStreamLag(t *testing.T) {
+	t.Parallel()
+	nc, js := testenv.RunJetStreamConn(t)
+	ctx := testenv.Context(t, testenv.Timeout)
+	release := make(chan struct{})
+	got := make(chan *Message, 4)
+	var once sync.Once
+	sub, err := ConsumeJetStream(ctx, nc, JetStreamOptions{Stream: "RAG", Durable: "d", Subjects: jsSubjects, StartTime: time.Now().Add(-time.Minute)}, func(m *Message) {
+		got <- m
+		once.Do(func() { <-release }) // hold the first message
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Drain(ctx)
+	if sub.Lag(time.Now()) != 0 {
+		t.Errorf("Lag of an empty stream = %v", sub.Lag(time.Now()))
+	}
+	for range 3 {
+		if _, err := js.Publish(ctx, "rag.trace.live", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := testenv.Next(t, got)
+	if err := sub.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Held in the handler, the first message is not applied yet.
+	if l := sub.Lag(first.Stored.Add(5 * time.Second)); l != 5*time.Second {
+		t.Errorf("Lag 5 s after the first message was stored = %v", l)
+	}
+	close(release)
+	testenv.Next(t, got)
+	testenv.Next(t, got)
+	testenv.Poll(t, testenv.Timeout, "nothing pending", func() string {
+		if err := sub.Refresh(ctx); err != nil {
+			return err.Error()
+		}
+		if l := sub.Lag(time.Now()); l != 0 {
+			return fmt.Sprint("lag ", l)
+		}
+		return ""
+	})
+}
+
+func TestLag(t *testing.T) {
+	at := func(s int64) int64 { return time.Unix(s, 0).UnixNano() }
+	now := time.Unix(100, 0)
+	for _, tc := range []struct {
+		name                string
+		applied, nextSeq    uint64
+		nextStored, lastRef int64
+		want                time.Duration
+	}{
+		{"the next message read", 4, 5, at(90), at(80), 10 * time.Second},
+		{"the next message applied since", 6, 5, at(90), at(95), 5 * time.Second},
+		{"nothing read yet", 0, 0, 0, at(97), 3 * time.Second},
+		{"nothing at all", 0, 0, 0, 0, 0},
+		{"stored after now", 4, 5, at(101), 0, 0},
+	} {
+		if got := lag(now, tc.applied, tc.nextSeq, tc.nextStored, tc.lastRef); got != tc.want {
+			t.Errorf("%s: lag = %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

@@ -15,41 +15,61 @@ import (
 // characters KV keys refuse (':' in analysis ids): each name is stored
 // under its unpadded base64url form.
 type KV struct {
-	kv jetstream.KeyValue
+	kv       jetstream.KeyValue
+	replicas int
 }
 
-// OpenKV opens bucket, creating it (file storage, one revision per key)
-// when missing.
-func OpenKV(ctx context.Context, nc *nats.Conn, bucket, description string) (*KV, error) {
-	kv, err := keyValue(ctx, nc, bucket, description, true)
+// OpenKV opens bucket, creating it (file storage, one revision per key,
+// replicas copies; 0: 1) when missing.
+func OpenKV(ctx context.Context, nc *nats.Conn, bucket, description string, replicas int) (*KV, error) {
+	kv, n, err := keyValue(ctx, nc, bucket, description, true, replicas)
 	if err != nil {
 		return nil, err
 	}
-	return &KV{kv: kv}, nil
+	return &KV{kv: kv, replicas: n}, nil
 }
+
+// Replicas is the bucket's replica count (its own, when it existed).
+func (k *KV) Replicas() int { return k.replicas }
 
 // ErrBucketNotFound is the error of WatchKV for a bucket that does not
 // exist when it may not create it.
 var ErrBucketNotFound = jetstream.ErrBucketNotFound
 
-// keyValue binds to bucket; with create, a missing one is created (file
-// storage, one revision per key).
-func keyValue(ctx context.Context, nc *nats.Conn, bucket, description string, create bool) (jetstream.KeyValue, error) {
+// keyValue binds to bucket and says how many replicas it has; with
+// create, a missing one is created (file storage, one revision per key,
+// replicas copies; 0: 1).
+func keyValue(ctx context.Context, nc *nats.Conn, bucket, description string, create bool, replicas int) (jetstream.KeyValue, int, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return nil, fmt.Errorf("kv %s: %w", bucket, err)
+		return nil, 0, fmt.Errorf("kv %s: %w", bucket, err)
 	}
 	kv, err := js.KeyValue(ctx, bucket)
 	if create && errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket, Description: description, History: 1, Storage: jetstream.FileStorage})
+		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: bucket, Description: description, History: 1, Storage: jetstream.FileStorage, Replicas: max(replicas, 1),
+		})
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			kv, err = js.KeyValue(ctx, bucket) // created meanwhile
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("kv %s: %w", bucket, err)
+		return nil, 0, fmt.Errorf("kv %s: %w", bucket, err)
 	}
-	return kv, nil
+	n, err := BucketReplicas(ctx, kv)
+	if err != nil {
+		return nil, 0, fmt.Errorf("kv %s: %w", bucket, err)
+	}
+	return kv, n, nil
+}
+
+// BucketReplicas is the replica count of kv's bucket.
+func BucketReplicas(ctx context.Context, kv jetstream.KeyValue) (int, error) {
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return max(st.Config().Replicas, 1), nil
 }
 
 func kvKey(name string) string { return base64.RawURLEncoding.EncodeToString([]byte(name)) }
@@ -108,9 +128,10 @@ type KVChange struct {
 // KVWatch follows every key of a bucket that other programs write, under
 // keys of their own choosing (unlike KV, which encodes its names).
 type KVWatch struct {
-	bucket string
-	w      jetstream.KeyWatcher
-	cancel context.CancelFunc
+	bucket   string
+	replicas int
+	w        jetstream.KeyWatcher
+	cancel   context.CancelFunc
 }
 
 // ErrWatchEnded is the error of KVWatch.Next once the watch has stopped
@@ -119,11 +140,11 @@ var ErrWatchEnded = errors.New("kv watch ended")
 
 // WatchKV binds to bucket and watches every key of it. A missing bucket is
 // an error wrapping ErrBucketNotFound, unless create, which makes it (file
-// storage, one revision per key). ctx bounds the set-up only: the watch
+// storage, one revision per key, replicas copies; 0: 1). ctx bounds the set-up only: the watch
 // lasts until Stop or until nc closes, and survives reconnections. Read
 // Initial first, then Next.
-func WatchKV(ctx context.Context, nc *nats.Conn, bucket, description string, create bool) (*KVWatch, error) {
-	kv, err := keyValue(ctx, nc, bucket, description, create)
+func WatchKV(ctx context.Context, nc *nats.Conn, bucket, description string, create bool, replicas int) (*KVWatch, error) {
+	kv, n, err := keyValue(ctx, nc, bucket, description, create, replicas)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +158,7 @@ func WatchKV(ctx context.Context, nc *nats.Conn, bucket, description string, cre
 		cancel()
 		return nil, fmt.Errorf("kv %s: watch: %w", bucket, err)
 	}
-	w := &KVWatch{bucket: bucket, w: kw, cancel: cancel}
+	w := &KVWatch{bucket: bucket, replicas: n, w: kw, cancel: cancel}
 	if !detach() { // ctx ended while the watch started
 		w.Stop()
 		return nil, fmt.Errorf("kv %s: watch: %w", bucket, ctx.Err())
@@ -147,6 +168,9 @@ func WatchKV(ctx context.Context, nc *nats.Conn, bucket, description string, cre
 
 // Bucket is the watched bucket's name.
 func (w *KVWatch) Bucket() string { return w.bucket }
+
+// Replicas is the watched bucket's replica count.
+func (w *KVWatch) Replicas() int { return w.replicas }
 
 // Initial waits for the value of every key the bucket held when the watch
 // started (and of any changed meanwhile) and returns them by key order;

@@ -50,7 +50,7 @@ func TestWatchKV(t *testing.T) {
 	nc, js := testenv.RunJetStreamConn(t)
 	ctx := testenv.Context(t, testenv.Timeout)
 
-	if _, err := WatchKV(ctx, nc, "GOLD", "", false); !errors.Is(err, ErrBucketNotFound) {
+	if _, err := WatchKV(ctx, nc, "GOLD", "", false, 1); !errors.Is(err, ErrBucketNotFound) {
 		t.Fatalf("WatchKV of a missing bucket without create: %v, want ErrBucketNotFound", err)
 	}
 
@@ -76,7 +76,7 @@ func TestWatchKV(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	w, err := WatchKV(ctx, nc, "GOLD", "", false)
+	w, err := WatchKV(ctx, nc, "GOLD", "", false, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestWatchKV(t *testing.T) {
 	}
 
 	// A second watch starts from the bucket as it now is.
-	w2, err := WatchKV(ctx, nc, "GOLD", "", false)
+	w2, err := WatchKV(ctx, nc, "GOLD", "", false, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestWatchKVCreate(t *testing.T) {
 	nc, js := testenv.RunJetStreamConn(t)
 	ctx := testenv.Context(t, testenv.Timeout)
 
-	w, err := WatchKV(ctx, nc, "NEW", "test bucket", true)
+	w, err := WatchKV(ctx, nc, "NEW", "test bucket", true, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,12 +174,12 @@ func TestWatchKVErrors(t *testing.T) {
 	ctx := testenv.Context(t, testenv.Timeout)
 
 	plain := testenv.Connect(t, testenv.RunBasic(t).ClientURL())
-	if _, err := WatchKV(ctx, plain, "GOLD", "", false); err == nil {
+	if _, err := WatchKV(ctx, plain, "GOLD", "", false, 1); err == nil {
 		t.Error("WatchKV on a server without JetStream: no error")
 	}
 
 	nc, _ := testenv.RunJetStreamConn(t)
-	w, err := WatchKV(ctx, nc, "GOLD", "", true)
+	w, err := WatchKV(ctx, nc, "GOLD", "", true, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

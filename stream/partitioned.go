@@ -60,10 +60,18 @@ type PartitionedOptions struct {
 	// StartTime is how far back an instance rebuilds on joining.
 	StartTime time.Time
 	MaxAge    time.Duration // of a stream created here
+	// Replicas of a stream created here; 0: 1. The group's bucket and the
+	// consumers take the stream's.
+	Replicas int
 	// AckWait also sets how soon a standby takes over a silent pinned
-	// instance (pcgroups derives the pin's lifetime from it); 0: 5 s.
+	// instance and how soon a member's pull goes again after a lost
+	// server (pcgroups derives the pin's lifetime and its pulls' expiry
+	// from it); 0: DefaultAckWait.
 	AckWait time.Duration
-	OnError func(error)
+	// Heartbeat is the idle heartbeat of the unkeyed messages' consumer
+	// (JetStreamOptions.Heartbeat); 0: DefaultHeartbeat.
+	Heartbeat time.Duration
+	OnError   func(error)
 	// OnUnkeyed receives, on the one instance pinned for them, the
 	// messages stored without a partition (no key token).
 	OnUnkeyed func(*Message)
@@ -73,14 +81,17 @@ type PartitionedOptions struct {
 // consumer group.
 type PartitionedSubscription struct {
 	js       jetstream.JetStream
+	str      jetstream.Stream
 	opt      PartitionedOptions
 	patterns []kindPattern
 	filters  []string // the member's partitions, as <p>.>
 	handle   func(*Message)
+	replicas int // the stream's
 
 	mu        sync.Mutex // applying, in stream order
 	applied   uint64     // the last stream sequence applied
 	pin       string     // the pin id of the last delivered message
+	delivered uint64     // the highest consumer sequence seen under pin
 	ackFloor  uint64     // the member consumer's, as last read: below it, side effects were had
 	ackAll    bool       // the member consumer acks all up to a message
 	unacked   jetstream.Msg
@@ -88,11 +99,17 @@ type PartitionedSubscription struct {
 	done      chan struct{} // closed by Stop: ends ackLoop
 	stopOnce  sync.Once
 	lastStore atomic.Int64
+	// appliedSeq is applied for readers that must not wait for a catch-up.
+	appliedSeq atomic.Uint64
 
 	catchUps   atomic.Uint64
 	deliveries atomic.Uint64 // messages the member's consumer delivered here
 	ackErrors  atomic.Uint64
-	pinned     atomic.Int64 // unix ns of the last delivery to this instance
+	pinned     atomic.Int64  // unix ns of the last delivery to this instance
+	pending    atomic.Uint64 // the member consumer's num_pending, as last seen
+	waiting    atomic.Bool   // the member's messages after applied, at the last RefreshPending
+	nextSeq    atomic.Uint64 // the member's first message after applied, as last read
+	nextStored atomic.Int64
 
 	group   pcgroups.ConsumerGroupConsumeContext
 	unkeyed jetstream.ConsumeContext
@@ -201,6 +218,7 @@ func ConsumePartitioned(ctx context.Context, nc *nats.Conn, opt PartitionedOptio
 	if err != nil {
 		return nil, err
 	}
+	s.str, s.replicas = str, max(str.CachedInfo().Config.Replicas, 1)
 	if _, err := pcgroups.CreateStatic(ctx, s.js, opt.Stream, opt.Group, uint(opt.Partitions), nil, opt.Members, nil); err != nil {
 		return nil, fmt.Errorf("consumer group %s on stream %s: %w (changing cluster.partitions or the members needs the group deleted first: nats kv del static-consumer-groups %s.%s)", opt.Group, opt.Stream, err, opt.Stream, opt.Group)
 	}
@@ -249,6 +267,7 @@ func (s *PartitionedSubscription) ensureStream(ctx context.Context, subjects []s
 			Subjects:         subjects,
 			Storage:          jetstream.FileStorage,
 			MaxAge:           s.opt.MaxAge,
+			Replicas:         max(s.opt.Replicas, 1),
 			SubjectTransform: &jetstream.SubjectTransformConfig{Source: src, Destination: dest},
 		})
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
@@ -284,7 +303,7 @@ func (s *PartitionedSubscription) memberConsumerConfig(ctx context.Context, str 
 	}
 	ackWait := s.opt.AckWait
 	if ackWait <= 0 {
-		ackWait = 5 * time.Second
+		ackWait = DefaultAckWait
 	}
 	start := s.opt.StartTime.UTC()
 	return jetstream.ConsumerConfig{
@@ -306,21 +325,28 @@ func (s *PartitionedSubscription) deliver(msg jetstream.Msg) {
 	}
 	s.pinned.Store(time.Now().UnixNano())
 	s.deliveries.Add(1)
+	s.pending.Store(meta.NumPending)
 	s.mu.Lock()
-	if pin := msg.Headers().Get("Nats-Pin-Id"); pin != s.pin {
-		s.pin = pin
-		// Pinned anew: what the member's other instances applied since
-		// this one's last message comes first.
-		if meta.Sequence.Stream > s.applied+1 {
-			if err := s.resume(context.Background(), meta.Sequence.Stream, false); err != nil {
-				s.mu.Unlock()
-				s.reportError(fmt.Errorf("catching up before sequence %d: %w", meta.Sequence.Stream, err))
-				_ = msg.Nak() // applied in order once the stream answers
-				s.pin = ""
-				return
-			}
+	// Pinned anew, what the member's other instances applied since this
+	// one's last message comes first; under the same pin, a consumer
+	// sequence skipped is a delivery lost in flight (with a server or a
+	// connection), which a later ack would cover (AckAll): it is read
+	// from the stream first.
+	pin := msg.Headers().Get("Nats-Pin-Id")
+	hole := pin != s.pin || (s.delivered > 0 && meta.Sequence.Consumer > s.delivered+1)
+	if pin != s.pin {
+		s.pin, s.delivered = pin, 0
+	}
+	if hole && meta.Sequence.Stream > s.applied+1 {
+		if err := s.resume(context.Background(), meta.Sequence.Stream, false); err != nil {
+			s.mu.Unlock()
+			s.reportError(fmt.Errorf("catching up before sequence %d: %w", meta.Sequence.Stream, err))
+			_ = msg.Nak() // applied in order once the stream answers
+			s.pin = ""
+			return
 		}
 	}
+	s.delivered = max(s.delivered, meta.Sequence.Consumer)
 	if meta.Sequence.Stream > s.applied {
 		m := s.message(msg.Subject(), msg.Data(), msg.Headers(), meta, false)
 		m.Delivered = meta.NumDelivered
@@ -404,6 +430,7 @@ func (s *PartitionedSubscription) kindOf(subject string) (Kind, bool) {
 func (s *PartitionedSubscription) apply(m *Message) {
 	s.handle(m)
 	s.applied = m.Seq
+	s.appliedSeq.Store(m.Seq)
 	s.lastStore.Store(m.Stored.UnixNano())
 }
 
@@ -421,56 +448,19 @@ func (s *PartitionedSubscription) resume(ctx context.Context, upTo uint64, repla
 // catchUp applies, in stream order, the member's messages from sequence
 // from (or time since, when from is 0) up to before upTo.
 func (s *PartitionedSubscription) catchUp(ctx context.Context, from uint64, since time.Time, upTo uint64, replayed bool) error {
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: s.filters, InactiveThreshold: time.Minute}
-	switch {
-	case from > 0:
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
-	case !since.IsZero():
-		t := since.UTC()
-		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &t
-	}
-	cons, err := s.js.OrderedConsumer(ctx, s.opt.Stream, cfg)
+	s.catchUps.Add(1)
+	err := replayRange(ctx, s.js, s.opt.Stream, s.filters, from, since, upTo, func(msg jetstream.Msg, meta *jetstream.MsgMetadata) {
+		if meta.Sequence.Stream <= s.applied {
+			return
+		}
+		subject := msg.Subject()
+		if i := strings.IndexByte(subject, '.'); i >= 0 {
+			subject = subject[i+1:] // the partition token
+		}
+		s.apply(s.message(subject, msg.Data(), msg.Headers(), meta, replayed))
+	})
 	if err != nil {
 		return fmt.Errorf("jetstream: replaying member %s: %w", s.opt.Member, err)
-	}
-	defer func() {
-		// The server drops an ordered consumer once inactive; deleting it
-		// now only saves the wait.
-		_ = s.js.DeleteConsumer(context.Background(), s.opt.Stream, cons.CachedInfo().Name)
-	}()
-	left := cons.CachedInfo().NumPending
-	s.catchUps.Add(1)
-	for left > 0 {
-		batch, err := cons.Fetch(int(min(left, 1024)), jetstream.FetchMaxWait(5*time.Second))
-		if err != nil {
-			return fmt.Errorf("jetstream: replaying member %s: %w", s.opt.Member, err)
-		}
-		got := 0
-		for msg := range batch.Messages() {
-			got++
-			left--
-			meta, err := msg.Metadata()
-			if err != nil {
-				continue
-			}
-			if upTo > 0 && meta.Sequence.Stream >= upTo {
-				return nil
-			}
-			if meta.Sequence.Stream <= s.applied {
-				continue
-			}
-			subject := msg.Subject()
-			if i := strings.IndexByte(subject, '.'); i >= 0 {
-				subject = subject[i+1:] // the partition token
-			}
-			s.apply(s.message(subject, msg.Data(), msg.Headers(), meta, replayed))
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
-			return fmt.Errorf("jetstream: replaying member %s: %w", s.opt.Member, err)
-		}
-		if got == 0 {
-			return fmt.Errorf("jetstream: replaying member %s: %d messages announced did not come", s.opt.Member, left)
-		}
 	}
 	return nil
 }
@@ -485,7 +475,7 @@ func (s *PartitionedSubscription) consumeUnkeyed(ctx context.Context, str jetstr
 		Description:    "shadoweval: messages without a partition key token, dead-lettered",
 		FilterSubjects: subjects,
 		AckPolicy:      jetstream.AckExplicitPolicy,
-		AckWait:        30 * time.Second,
+		AckWait:        s.ackWait(),
 		PriorityGroups: []string{group},
 		PriorityPolicy: jetstream.PriorityPolicyPinned,
 		PinnedTTL:      30 * time.Second,
@@ -500,11 +490,19 @@ func (s *PartitionedSubscription) consumeUnkeyed(ctx context.Context, str jetstr
 			s.opt.OnUnkeyed(m)
 		}
 		s.ack(msg)
-	}, jetstream.PullPriorityGroup(group), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) { s.reportError(err) }))
+	}, append(consumeOptions(s.opt.Heartbeat), jetstream.PullPriorityGroup(group),
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) { s.reportError(err) }))...)
 	if err != nil {
 		return fmt.Errorf("jetstream: consuming %s: %w", name, err)
 	}
 	return nil
+}
+
+func (s *PartitionedSubscription) ackWait() time.Duration {
+	if s.opt.AckWait > 0 {
+		return s.opt.AckWait
+	}
+	return DefaultAckWait
 }
 
 func (s *PartitionedSubscription) reportError(err error) {
@@ -519,11 +517,7 @@ func (s *PartitionedSubscription) Partitions() []int {
 }
 
 // Applied is the stream sequence of the last message applied.
-func (s *PartitionedSubscription) Applied() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.applied
-}
+func (s *PartitionedSubscription) Applied() uint64 { return s.appliedSeq.Load() }
 
 // LastStored is the stored time of the last message applied; zero before
 // the first.
@@ -573,6 +567,43 @@ func (s *PartitionedSubscription) Refresh(ctx context.Context, quiet time.Durati
 	defer s.mu.Unlock()
 	return s.resume(ctx, 0, false)
 }
+
+// RefreshPending reads the member consumer's num_pending and ack floor
+// and, while messages wait for the member (undelivered, delivered and not
+// yet acked, or acked by its other instance past this one), the stored
+// time of the oldest of the member's messages this instance has not
+// applied (Lag).
+func (s *PartitionedSubscription) RefreshPending(ctx context.Context) error {
+	c, err := s.js.Consumer(ctx, s.opt.Stream, s.opt.Group+"-"+s.opt.Member)
+	if err != nil {
+		return err
+	}
+	info := c.CachedInfo()
+	s.pending.Store(info.NumPending)
+	if info.NumPending == 0 && info.NumAckPending == 0 && info.AckFloor.Stream <= s.Applied() {
+		s.waiting.Store(false)
+		return nil
+	}
+	return readNext(ctx, s.str, s.Applied()+1, s.filters, &s.waiting, &s.nextSeq, &s.nextStored)
+}
+
+// Lag is how far behind the stream this instance is at now: 0 when none
+// of the member's messages waited for it at the last look, else the time
+// since the server stored the oldest one it has not applied (as far as
+// RefreshPending last saw it).
+func (s *PartitionedSubscription) Lag(now time.Time) time.Duration {
+	if !s.waiting.Load() {
+		return 0
+	}
+	return lag(now, s.Applied(), s.nextSeq.Load(), s.nextStored.Load(), s.lastStore.Load())
+}
+
+// Replicas is the stream's replica count (its own, when it existed).
+func (s *PartitionedSubscription) Replicas() int { return s.replicas }
+
+// Pending is the member consumer's num_pending as last seen: from the last
+// message delivered here, or from RefreshPending.
+func (s *PartitionedSubscription) Pending() uint64 { return s.pending.Load() }
 
 // Stop leaves the group; a message being applied is finished first.
 // Messages delivered and not applied are delivered again, to the member's

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -386,11 +387,19 @@ func (c *chartCase) ownPodLabels() map[string]string {
 func (c *chartCase) checkCluster(t *testing.T) {
 	headless := c.find("Service", c.fullname+"-headless")
 	pdbs := byKind(c.ms, "PodDisruptionBudget")
+	given := c.v.get("config.nats.replicas")
 	if c.v.str("mode") != "cluster" {
 		if headless != nil || len(pdbs) != 0 || len(byKind(c.ms, "StatefulSet")) != 0 {
 			t.Errorf("mode %s renders a StatefulSet, its headless Service or a PodDisruptionBudget", c.v.str("mode"))
 		}
+		if got := c.cfg.get("nats.replicas"); fmt.Sprint(got) != fmt.Sprint(given) {
+			t.Errorf("mode %s: config nats.replicas %v, values give %v: the chart sets it in mode cluster only", c.v.str("mode"), got, given)
+		}
 		return
+	}
+	// A scaled-out fleet's stream and buckets outlive a lost NATS server.
+	if want := cmp.Or(c.v.integer("config.nats.replicas"), 3); c.cfg.integer("nats.replicas") != want {
+		t.Errorf("cluster mode: config nats.replicas %v, want %d", c.cfg.get("nats.replicas"), want)
 	}
 	partitions := c.cfg.integer("cluster.partitions")
 	if partitions <= 0 {

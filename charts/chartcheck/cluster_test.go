@@ -50,6 +50,7 @@ func TestClusterMode(t *testing.T) {
 		{"members default to partitions", "", map[string]int{"StatefulSet": 1, "Deployment": 0, "Service": 2, "PodDisruptionBudget": 1, "ServiceAccount": 0}},
 		{"one standby per member", "replicaCount: 4\nconfig:\n  cluster:\n    members: 2\n    gold: all\n", map[string]int{"StatefulSet": 1, "Deployment": 0, "Service": 2, "PodDisruptionBudget": 1}},
 		{"own ServiceAccount", "serviceAccount:\n  create: true\n", map[string]int{"StatefulSet": 1, "ServiceAccount": 1}},
+		{"one copy of each stream and bucket", "config:\n  nats:\n    replicas: 1\n", map[string]int{"StatefulSet": 1}},
 		{"no Service and no budget", "service:\n  enabled: false\npodDisruptionBudget:\n  enabled: false\n", map[string]int{"StatefulSet": 1, "Deployment": 0, "Service": 1, "PodDisruptionBudget": 0}},
 	}
 	for _, tc := range cases {

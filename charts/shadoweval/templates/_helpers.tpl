@@ -235,6 +235,10 @@ values.yaml), as YAML.
 {{- if and (not $url) (not (get $nats "store_dir")) -}}
 {{- $_ := set $nats "store_dir" (printf "%s/jetstream" (trimSuffix "/" $v.data.mountPath)) -}}
 {{- end -}}
+{{- if and (eq $v.mode "cluster") (not (hasKey $nats "replicas")) -}}
+{{- /* A scaled-out fleet runs on a NATS cluster: its stream and buckets survive a lost server. */ -}}
+{{- $_ := set $nats "replicas" 3 -}}
+{{- end -}}
 {{- if eq $v.nats.auth.method "nkey" -}}
 {{- $_ := set $nats "nkey_seed_file" (printf "%s/%s" (include "shadoweval.natsAuthDir" .) $v.nats.auth.secretKeys.nkeySeed) -}}
 {{- else if eq $v.nats.auth.method "creds" -}}
