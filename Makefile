@@ -79,7 +79,7 @@ fuzz:
 # (`shadoweval version`, shadoweval_build_info).
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 build:
-	$(GO) build $(if $(VERSION),-ldflags "-X main.version=$(VERSION)") -o bin/shadoweval ./cmd/shadoweval
+	$(GO) build -trimpath $(if $(VERSION),-ldflags "-X main.version=$(VERSION)") -o bin/shadoweval ./cmd/shadoweval
 
 
 clean:

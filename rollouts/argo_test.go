@@ -65,6 +65,7 @@ const readmeAnalysisTemplate = `apiVersion: argoproj.io/v1alpha1
 kind: AnalysisTemplate
 metadata:
   name: shadoweval
+  namespace: search
 spec:
   args:
   - name: rollout          # the Rollout's name
