@@ -1,35 +1,65 @@
 # `make test` is the whole check: it installs what the tests need on a fresh
-# Debian machine, then vets, tests and fuzzes every package.
+# Debian machine, then vets, tests and fuzzes every package, and ends with
+# every skipped test and its reason, then the counts of all runs.
 GO      ?= go
 FUZZTIME ?= 5000x
+SHELL   := /bin/bash
 
-.PHONY: test deps vet unit race fuzz build clean
+.PHONY: test deps vet unit race fuzz build clean testreport testreport-reset
 
-test: deps vet unit race fuzz chart rollouts
+# Each go test runs through internal/testreport, which prints a line per
+# package, the output of failing tests and the skipped tests with their
+# reasons, and records its results under REPORT_DIR for the summary that
+# ends `make test`.
+REPORT_DIR := $(CURDIR)/.testreport
+TESTREPORT := $(REPORT_DIR)/testreport
+RUNS       := unit race chart rollouts
+
+test: testreport-reset testreport deps vet unit race fuzz chart rollouts
+	@$(TESTREPORT) -summary $(foreach r,$(RUNS),$(REPORT_DIR)/$(r).json)
+
+# A record left by an earlier run must not stand for one that did not run.
+testreport-reset:
+	@rm -f $(foreach r,$(RUNS),$(REPORT_DIR)/$(r).json)
+
+testreport:
+	@mkdir -p $(REPORT_DIR)
+	@$(GO) build -o $(TESTREPORT) ./internal/testreport
 
 # python3 runs the seed reference scorers in the differential tests; the
 # golden files keep the Go tests meaningful without it. promtool (Debian
 # package prometheus) and alertmanager check the generated alert rules and
 # the Alertmanager output for real; headless chromium loads the status
-# page; those tests skip without them, unless CI is set.
+# page; curl runs the README's commands. Those tests skip without them,
+# unless CI is set. .ci/apt-install waits for another apt to finish rather
+# than failing on its lock.
 deps:
-	@command -v python3 >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq python3 >/dev/null; } || echo "warning: python3 not installed; live differential tests will skip"
-	@command -v promtool >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; } || echo "warning: promtool not installed; the alert rule tests will skip (fail under CI=true)"
-	@command -v prometheus-alertmanager >/dev/null 2>&1 || command -v alertmanager >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus-alertmanager >/dev/null; } || echo "warning: alertmanager not installed; the Alertmanager tests will skip (fail under CI=true)"
-	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || echo "warning: chromium not installed; the status page browser tests will skip (fail under CI=true)"
+	@missing=; \
+	command -v python3 >/dev/null 2>&1 || missing="$$missing python3"; \
+	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
+	command -v prometheus-alertmanager >/dev/null 2>&1 || command -v alertmanager >/dev/null 2>&1 || missing="$$missing prometheus-alertmanager"; \
+	command -v curl >/dev/null 2>&1 || missing="$$missing curl"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing$$missing"; \
+	  .ci/apt-install --no-install-recommends $$missing || echo "warning: could not install$$missing; the tests that need them skip (fail under CI=true)"; \
+	fi; \
+	if ! command -v chromium >/dev/null 2>&1; then \
+	  echo "installing chromium"; \
+	  .ci/apt-install chromium || echo "warning: chromium not installed; the status page browser tests skip (fail under CI=true)"; \
+	fi
 	$(GO) mod download
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
 
-unit:
-	$(GO) test -count=1 ./...
+unit: testreport
+	set -o pipefail; $(GO) test -json -count=1 ./... | $(TESTREPORT) -name unit -record $(REPORT_DIR)/unit.json
 
 # The packages whose state several ingest goroutines share, under the race
 # detector.
-race:
-	$(GO) test -race -count=1 ./window/ ./stream/ ./sidecar/
+race: testreport
+	set -o pipefail; $(GO) test -json -race -count=1 ./window/ ./stream/ ./sidecar/ | $(TESTREPORT) -name race -record $(REPORT_DIR)/race.json
 
 # Every Fuzz target runs FUZZTIME on top of its committed corpus: a count
 # of inputs, not a duration, because Go 1.26's fuzz coordinator can fail a
@@ -45,12 +75,15 @@ fuzz:
 	  done; \
 	done
 
+# bin/shadoweval, its version from git when there is a repository
+# (`shadoweval version`, shadoweval_build_info).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 build:
-	$(GO) build -o bin/shadoweval ./cmd/shadoweval
+	$(GO) build -trimpath $(if $(VERSION),-ldflags "-X main.version=$(VERSION)") -o bin/shadoweval ./cmd/shadoweval
 
 
 clean:
-	rm -rf bin
+	rm -rf bin $(REPORT_DIR)
 
 # The Helm chart and the Dockerfile: helm (installed with go install when
 # missing, pinned to HELM_VERSION) lints and renders charts/shadoweval with
@@ -61,7 +94,7 @@ clean:
 HELM_VERSION ?= v3.22.0
 HELM ?= $(or $(shell command -v helm 2>/dev/null),$(shell $(GO) env GOPATH)/bin/helm)
 
-chart:
+chart: testreport
 	@test -x "$(HELM)" || { echo "installing helm $(HELM_VERSION) into $(dir $(HELM))"; GOBIN="$(abspath $(dir $(HELM)))" $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION); }
 	$(HELM) lint --strict charts/shadoweval
 	@set -e; for f in charts/shadoweval/ci/*-values.yaml; do \
@@ -71,12 +104,12 @@ chart:
 	done
 	$(HELM) template shadoweval charts/shadoweval >/dev/null
 	@test -z "$$(gofmt -l charts)" || { echo "gofmt needed:"; gofmt -l charts; exit 1; }
-	cd charts/chartcheck && $(GO) vet ./... && HELM="$(HELM)" $(GO) test -count=1 ./...
+	cd charts/chartcheck && $(GO) vet ./... && set -o pipefail && HELM="$(HELM)" $(GO) test -json -count=1 ./... | $(TESTREPORT) -name chart -record $(REPORT_DIR)/chart.json
 
 # Argo Rollouts' and Flagger's own Go code drive the verdict endpoints of a
 # running sidecar: rollouts/ is a module of its own, so that their
 # Kubernetes dependency trees stay out of the main module.
 .PHONY: rollouts
-rollouts:
+rollouts: testreport
 	@test -z "$$(gofmt -l rollouts)" || { echo "gofmt needed:"; gofmt -l rollouts; exit 1; }
-	cd rollouts && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd rollouts && $(GO) vet ./... && set -o pipefail && $(GO) test -json -count=1 ./... | $(TESTREPORT) -name rollouts -record $(REPORT_DIR)/rollouts.json

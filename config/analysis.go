@@ -279,7 +279,7 @@ func (k *checker) analysisCheck(set string, i int) {
 		case !known && len(c.K) == 0 && k.kHint(ch.Metric) != "":
 			// a per-k metric with no k at all: reported once, at k
 		case !known:
-			k.checkf(set, i, "metric", "unknown metric %q%s", ch.Metric, k.kHint(ch.Metric))
+			k.checkf(set, i, "metric", "unknown metric %q%s", ch.Metric, k.metricHint(ch.Metric))
 		default:
 			if why := analysisMetricProblem(ch.Metric, kind); why != "" {
 				k.checkf(set, i, "metric", "%s", why)

@@ -195,7 +195,7 @@ func TestAnalysisRules(t *testing.T) {
 		{"merge key not a mapping", "analysis:\n  checks:\n    <<: 5\n", `config.yaml:3: analysis.checks: the merge key << wants a mapping or a list of mappings, got an integer`},
 
 		// Checks.
-		{"unknown metric", set("      - metric: precison"), `config.yaml:4: analysis.checks.mine[0] "precison": unknown metric "precison"`},
+		{"unknown metric", set("      - metric: precison"), `config.yaml:4: analysis.checks.mine[0] "precison": unknown metric "precison"; did you mean "precision"?`},
 		{"per-k metric with k not configured", set("      - metric: recall_at_7"),
 			`config.yaml:4: analysis.checks.mine[0] "recall_at_7": unknown metric "recall_at_7": 7 is not in k [1, 3, 5, 10]`},
 		{"mean metric", set("      - metric: mean_precision_at_3"),

@@ -285,26 +285,73 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse reads and checks a configuration; name is the file name used in
-// messages. It returns every problem found, joined, one per line: first the
-// YAML problems (syntax, unknown keys, wrong types), and only when there are
-// none, the Validate problems. Left-out gate and check keys get their
-// defaults first.
+// messages. It returns every problem found, joined, one per line in file
+// order: the YAML problems (syntax, unknown keys, wrong types) and the
+// Validate problems of what could be read, so that one run shows them
+// all. A syntax error stops the reading, and then is the only problem.
+// Left-out gate and check keys get their defaults first.
 func Parse(data []byte, name string) (*Config, error) {
 	c := Default()
 	c.Gates = nil
 	d := newDecoder(name)
 	d.document(data, &c)
-	if len(d.errs) > 0 {
+	if len(d.errs) > 0 && !d.decoded {
 		return nil, d.err()
+	}
+	if len(d.errs) > 0 {
+		c = Default()
+		c.Gates = nil
+		d.decodeRest(&c)
 	}
 	d.noteLines(&c)
 	c.src = &source{file: name, lines: d.lines}
 	c.fillGateDefaults()
 	c.fillAnalysisDefaults()
-	if err := c.Validate(); err != nil {
-		return nil, err
+	verr := c.Validate()
+	if len(d.errs) == 0 {
+		if verr != nil {
+			return nil, verr
+		}
+		return &c, nil
 	}
-	return &c, nil
+	// A value the reading refused already has its problem: what Validate
+	// says of the default left in its place would only repeat it.
+	errs := make([]*Error, 0, len(d.errs))
+	bad := map[int]bool{}
+	for _, p := range d.errs {
+		errs = append(errs, p.err)
+		if !p.key {
+			bad[p.err.Line] = true
+		}
+	}
+	for _, e := range problemsOf(verr) {
+		if e.Line == 0 || !bad[e.Line] {
+			errs = append(errs, e)
+		}
+	}
+	return nil, joinErrors(errs)
+}
+
+// problemsOf unpacks the problems of a Validate error.
+func problemsOf(err error) []*Error {
+	if err == nil {
+		return nil
+	}
+	var list []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	} else {
+		list = []error{err}
+	}
+	out := make([]*Error, 0, len(list))
+	for _, e := range list {
+		var pe *Error
+		if !errors.As(e, &pe) {
+			pe = &Error{Msg: e.Error()}
+		}
+		out = append(out, pe)
+	}
+	return out
 }
 
 // fillGateDefaults puts in the shipped gates when none are given, and the

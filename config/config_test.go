@@ -421,12 +421,15 @@ func TestDefaultYAMLHasEveryKey(t *testing.T) {
 
 func TestDecodeErrors(t *testing.T) {
 	checkParseErrors(t, []parseErrorCase{
-		{"unknown top-level key", "nats: {}\nnatz: {}\n", `config.yaml:2: unknown field "natz" at the top level`},
-		{"unknown nested key", "nats:\n  url: \"\"\n  jetstrem: true\n", `config.yaml:3: unknown field "jetstrem" in nats`},
+		{"unknown top-level key", "nats: {}\nnatz: {}\n", `config.yaml:2: unknown field "natz" at the top level; did you mean "nats"?`},
+		{"unknown nested key", "nats:\n  url: \"\"\n  jetstrem: true\n", `config.yaml:3: unknown field "jetstrem" in nats; did you mean "jetstream"?`},
 		{"unknown deep key", "nats:\n  tls:\n    ca: x\n", `config.yaml:3: unknown field "ca" in nats.tls`},
 		{"unknown window key", "windows:\n  - {length: 5m, resolution: 10s, size: 3}\n", `config.yaml:2: unknown field "size" in windows[0]`},
-		{"unknown gate key", "gates:\n  - name: g\n    metrc: chr\n", `config.yaml:3: unknown field "metrc" in gates[0]`},
-		{"Go field name is not a key", "nats: {JetStream: true}\n", `config.yaml:1: unknown field "JetStream" in nats`},
+		// The rest of the gate is checked in the same run.
+		{"unknown gate key", "gates:\n  - name: g\n    metrc: chr\n", `config.yaml:2: gates[0] "g": metric is empty
+config.yaml:2: gates[0] "g": op "" is not one of >=, >, <=, <
+config.yaml:3: unknown field "metrc" in gates[0]; did you mean "metric"?`},
+		{"Go field name is not a key", "nats: {JetStream: true}\n", `config.yaml:1: unknown field "JetStream" in nats; did you mean "jetstream"?`},
 		{"string for mapping", "join: 30s\n", `config.yaml:1: join: want a mapping, got a string`},
 		{"list for string", "gold: {file: [a, b]}\n", `config.yaml:1: gold.file: want a string, got a list`},
 		{"string for bool", "nats:\n  jetstream: \"true\"\n", `config.yaml:2: nats.jetstream: want true or false, got "true"`},
@@ -442,7 +445,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"duration without unit", "join: {ttl: 30}\n", `config.yaml:1: join.ttl: invalid duration "30": want a number and a unit, like 10s, 5m, 1h or 1m30s`},
 		{"duration with a day unit", "window:\n  max_lateness: 1d\n", `config.yaml:2: window.max_lateness: invalid duration "1d": want a number and a unit, like 10s, 5m, 1h or 1m30s`},
 		{"duration as mapping", "alerting: {resend: {m: 1}}\n", `config.yaml:1: alerting.resend: want a duration, got a mapping`},
-		{"gate duration", "gates:\n  - name: g\n    for: soon\n", `config.yaml:3: gates[0].for: invalid duration "soon": want a number and a unit, like 10s, 5m, 1h or 1m30s`},
+		{"gate duration", "gates:\n  - name: g\n    for: soon\n", `config.yaml:2: gates[0] "g": metric is empty
+config.yaml:2: gates[0] "g": op "" is not one of >=, >, <=, <
+config.yaml:3: gates[0].for: invalid duration "soon": want a number and a unit, like 10s, 5m, 1h or 1m30s`},
 		{"custom tag", "nats:\n  url: !env NATS_URL\n", `config.yaml:2: nats.url: unsupported YAML tag "!env"`},
 		{"non-string key", "nats:\n  [a]: 1\n", `config.yaml:2: nats: a key must be a string, got a list`},
 		{"duplicate key", "http:\n  listen: \":1\"\n  listen: \":2\"\n", `config.yaml:3: duplicate key "listen" in http (first at line 2)`},
@@ -450,10 +455,15 @@ func TestDecodeErrors(t *testing.T) {
 		{"syntax error on line 1", "a: b: c\n", `config.yaml:1: mapping values are not allowed in this context`},
 		{"tab indent", "nats:\n\turl: x\n", `config.yaml:2: found character that cannot start any token`},
 		{"unclosed flow", "k: [1, 2\nlog: {}\n", `config.yaml:2: did not find expected ',' or ']'`},
+		// A problem of reading and a problem of validation, in one run.
+		{"unknown key and unknown metric", "natz: 1\ngates:\n  - {name: g, metric: precison, op: \">=\", treshold: 0.8}\n",
+			"config.yaml:1: unknown field \"natz\" at the top level; did you mean \"nats\"?\n" +
+				"config.yaml:3: unknown field \"treshold\" in gates[0]; did you mean \"threshold\"?\n" +
+				"config.yaml:3: gates[0] \"g\": unknown metric \"precison\"; did you mean \"precision\"?"},
 		{"two documents", "k: [1]\n---\nk: [2]\n", `config.yaml:2: more than one YAML document; the configuration is one document`},
 		{"top-level scalar", "hello\n", `config.yaml:1: the configuration must be a mapping of keys, got a string`},
 		{"several problems", "natz: 1\njoin: {ttl: x}\nk: [a]\n",
-			"config.yaml:1: unknown field \"natz\" at the top level\n" +
+			"config.yaml:1: unknown field \"natz\" at the top level; did you mean \"nats\"?\n" +
 				"config.yaml:2: join.ttl: invalid duration \"x\": want a number and a unit, like 10s, 5m, 1h or 1m30s\n" +
 				"config.yaml:3: k[0]: want an integer, got \"a\""},
 	})

@@ -41,6 +41,10 @@ type decoder struct {
 	merging  map[*yaml.Node]bool // merge sources being read, against <<: cycles
 	nodes    []placed            // the checked tree's nodes; a node's Line is its index + 1
 	reported map[int]bool        // nodes with a problem already reported
+	// decoded: the checked tree (root) was decoded into the Config,
+	// whatever problems it had, so that the rest can be validated.
+	decoded bool
+	root    *yaml.Node
 }
 
 // problem is an error with the column of its key, to order the problems of
@@ -48,6 +52,7 @@ type decoder struct {
 type problem struct {
 	err *Error
 	col int
+	key bool // an unknown key: the value beside it was not read at all
 }
 
 // placed is where a node of the checked tree stands in the file.
@@ -65,7 +70,7 @@ func newDecoder(file string) *decoder {
 }
 
 func (d *decoder) errorf(line, col int, format string, args ...any) {
-	d.errs = append(d.errs, problem{&Error{File: d.file, Line: line, Msg: fmt.Sprintf(format, args...)}, col})
+	d.errs = append(d.errs, problem{err: &Error{File: d.file, Line: line, Msg: fmt.Sprintf(format, args...)}, col: col})
 }
 
 // err joins the problems in file order.
@@ -94,10 +99,10 @@ func (d *decoder) document(data []byte, c *Config) {
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case err == nil:
-		d.errs = nil
+		d.errs, d.decoded = nil, false
 		d.errorf(extra.Line, 0, "more than one YAML document; the configuration is one document")
 	case !errors.Is(err, io.EOF):
-		d.errs = nil
+		d.errs, d.decoded = nil, false
 		d.yamlError(err)
 	}
 }
@@ -126,8 +131,58 @@ func (f *configFile) UnmarshalYAML(unmarshal func(any) error) error {
 		return nil // the tree is cut short; its problems so far are reported
 	}
 	*root.Node = *d.place(checked, placed{})
+	d.root = root.Node
 	d.typeErrors(unmarshal(f.c))
+	d.decoded = true
 	return nil
+}
+
+// decodeRest decodes the checked tree into c once more without the nodes
+// a problem was reported at: an unknown key is left out, and a value of
+// the wrong kind is null, which keeps its default (a list with a bad item
+// keeps its default as a whole). yaml.v3 drops a whole gate or check whose
+// mapping had a problem; read this way it stays, so that Validate reports
+// the problems of its other keys in the same run.
+func (d *decoder) decodeRest(c *Config) {
+	parent := map[*yaml.Node]*yaml.Node{}
+	var link func(n *yaml.Node)
+	link = func(n *yaml.Node) {
+		for _, child := range n.Content {
+			parent[child] = n
+			link(child)
+		}
+	}
+	link(d.root)
+	drop := map[*yaml.Node]bool{}
+	for id := range d.reported {
+		at := d.nodes[id-1]
+		n := at.node
+		if at.key {
+			drop[n] = true
+			continue
+		}
+		for parent[n] != nil && parent[n].Kind == yaml.SequenceNode {
+			n = parent[n]
+		}
+		*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null", Line: n.Line}
+	}
+	var prune func(n *yaml.Node)
+	prune = func(n *yaml.Node) {
+		if n.Kind == yaml.MappingNode {
+			kept := n.Content[:0]
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if !drop[n.Content[i]] {
+					kept = append(kept, n.Content[i], n.Content[i+1])
+				}
+			}
+			n.Content = kept
+		}
+		for _, child := range n.Content {
+			prune(child)
+		}
+	}
+	prune(d.root)
+	_ = d.root.Decode(c) // what is left reads: its problems are reported
 }
 
 // nodeOf captures the node being decoded: yaml.v3 hands an Unmarshaler the
@@ -431,7 +486,8 @@ func (d *decoder) typeErrors(err error) {
 		d.reported[id] = true
 		at := d.nodes[id-1]
 		if at.key && strings.HasPrefix(msg, "field ") {
-			d.errorf(at.line, at.col, "unknown field %q %s", at.node.Value, where(at.path))
+			d.errorf(at.line, at.col, "unknown field %q %s%s", at.node.Value, where(at.path), didYouMean(at.node.Value, keysAt(at.path)))
+			d.errs[len(d.errs)-1].key = true
 			continue
 		}
 		if into := strings.LastIndex(msg, " into "); strings.HasPrefix(msg, "cannot unmarshal ") && into > 0 {

@@ -484,7 +484,7 @@ func (k *checker) gate(i int) {
 	if g.Metric == "" {
 		k.gatef(i, "metric", "metric is empty")
 	} else if kind, known = window.MetricKind(g.Metric, c.K); !known {
-		k.gatef(i, "metric", "unknown metric %q%s", g.Metric, k.kHint(g.Metric))
+		k.gatef(i, "metric", "unknown metric %q%s", g.Metric, k.metricHint(g.Metric))
 	}
 
 	if !slices.Contains(gateOps, g.Op) {
@@ -590,6 +590,15 @@ func thresholdProblem(metric string, kind window.Kind, compared bool, t float64)
 		return fmt.Sprintf("threshold %s is out of range [%s, %s] for %s %q", fmtFloat(t), fmtFloat(lo), fmtFloat(hi), what, metric)
 	}
 	return ""
+}
+
+// metricHint explains an unknown metric: a per-k metric whose k is not
+// configured, or the metric its name is a misspelling of.
+func (k *checker) metricHint(metric string) string {
+	if h := k.kHint(metric); h != "" {
+		return h
+	}
+	return didYouMean(metric, window.MetricNames(k.c.K))
 }
 
 // kHint explains an unknown per-k metric whose k is not configured.

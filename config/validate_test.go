@@ -28,7 +28,7 @@ func TestValidateRules(t *testing.T) {
 	checkParseErrors(t, []parseErrorCase{
 		// Gates.
 		{"unknown metric", gateYAML("precison", ge, "threshold: 0.8"),
-			`config.yaml:3: gates[0] "g": unknown metric "precison"`},
+			`config.yaml:3: gates[0] "g": unknown metric "precison"; did you mean "precision"?`},
 		{"per-k metric with k not configured", gateYAML("mean_recall_at_7", ge, "threshold: 0.8"),
 			`config.yaml:3: gates[0] "g": unknown metric "mean_recall_at_7": 7 is not in k [1, 3, 5, 10]`},
 		{"triage label unknown", gateYAML("triage_maybe", ge, "threshold: 0.8"),

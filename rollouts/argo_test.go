@@ -65,6 +65,7 @@ const readmeAnalysisTemplate = `apiVersion: argoproj.io/v1alpha1
 kind: AnalysisTemplate
 metadata:
   name: shadoweval
+  namespace: search
 spec:
   args:
   - name: rollout          # the Rollout's name
@@ -89,16 +90,50 @@ spec:
         timeoutSeconds: 10
 `
 
-// readmeRollout is the part of a Rollout the README shows: a canary step
-// that runs the template, with the args it needs.
+// readmeRollout is the Rollout the README gives, whole (Argo's CRD accepts
+// it: manifests_test.go): a canary step that runs the template, with the
+// args it needs, and the arm label on each pod (canaryMetadata,
+// stableMetadata) that the retriever reads through the Downward API to tag
+// its events.
 const readmeRollout = `apiVersion: argoproj.io/v1alpha1
 kind: Rollout
 metadata:
   name: retriever
   namespace: search
 spec:
+  replicas: 4
+  selector:
+    matchLabels:
+      app: retriever
+  template:
+    metadata:
+      labels:
+        app: retriever
+    spec:
+      containers:
+      - name: retriever
+        image: registry.example.com/search/retriever:1.8.0
+        env:
+        - name: NATS_URL
+          value: nats://nats.nats.svc:4222
+        volumeMounts:
+        - name: podinfo              # the pod's labels, arm among them
+          mountPath: /etc/podinfo
+      volumes:
+      - name: podinfo
+        downwardAPI:
+          items:
+          - path: labels
+            fieldRef:
+              fieldPath: metadata.labels
   strategy:
     canary:
+      canaryMetadata:                # the canary's pods publish as arm canary,
+        labels:
+          arm: canary
+      stableMetadata:                # the stable ones as live; promotion relabels them
+        labels:
+          arm: live
       steps:
       - setWeight: 20
       - analysis:

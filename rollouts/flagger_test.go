@@ -23,10 +23,11 @@ import (
 	"github.com/shadoweval/shadoweval/testenv"
 )
 
-// readmeCanary is the Flagger Canary the README gives (its analysis part).
-// The candidate arm is metadata.arm (default canary), the baseline
-// metadata.baseline (default live); without metadata.analysis there is one
-// analysis per canary (namespace, name) and revision.
+// readmeCanary is the Flagger Canary the README gives, whole (Flagger's CRD
+// accepts it: manifests_test.go). The candidate arm is metadata.arm
+// (default canary), the baseline metadata.baseline (default live); without
+// metadata.analysis there is one analysis per canary (namespace, name) and
+// revision.
 const readmeCanary = `apiVersion: flagger.app/v1beta1
 kind: Canary
 metadata:
@@ -37,6 +38,8 @@ spec:
     apiVersion: apps/v1
     kind: Deployment
     name: retriever
+  service:
+    port: 8080
   analysis:
     interval: 1m
     threshold: 5

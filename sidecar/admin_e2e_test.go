@@ -53,7 +53,7 @@ func TestAdminToken(t *testing.T) {
 		}
 	}
 	h.CheckMetric("shadoweval_gold_reloads_total", map[string]string{"result": "success"}, 4) // start + 3
-	for _, path := range []string{"/-/ready", "/-/healthy", "/metrics", "/api/v1/windows", "/api/v1/verdict?arm=canary&window=5m"} {
+	for _, path := range []string{"/-/ready", "/-/healthy", "/metrics", "/api/v1/windows", "/api/v1/verdict?arm=canary"} {
 		if code, body := h.Get(path); code != http.StatusOK {
 			t.Errorf("GET %s without a token: %d %s", path, code, body)
 		}

@@ -15,7 +15,9 @@ package sidecar
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +26,7 @@ import (
 
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
 	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -204,19 +207,53 @@ func (a *App) tickAnalyses(ctx context.Context, now time.Time) {
 }
 
 func (a *App) analysisRoutes(mux *http.ServeMux) {
-	h := &analysis.Handlers{M: a.analyses.m, Now: a.now, Admin: a.authorized}
+	h := &analysis.Handlers{M: a.analyses.m, Now: a.now, Admin: a.authorized, KnownArms: a.knownArms}
 	if a.cluster != nil {
 		h.Result = a.analysisResult
 	}
 	h.Register(mux)
 }
 
+// standardArms are known before any event names them (SPEC §6).
+var standardArms = []string{"canary", "live", "shadow"}
+
+// knownArms are the arms a verdict request may start an analysis for,
+// sorted: live, shadow and canary, the arms the configuration names (a
+// gate's arms and compare_to), every arm an event named (in a cluster,
+// any member's), and the arms of the analyses there are.
+func (a *App) knownArms() []string {
+	set := map[string]bool{}
+	for _, arm := range standardArms {
+		set[arm] = true
+	}
+	for _, g := range a.cfg.Gates {
+		for _, arm := range g.Arms {
+			set[arm] = true
+		}
+		if g.CompareTo != "" {
+			set[g.CompareTo] = true
+		}
+	}
+	for _, arm := range a.arms.names() {
+		set[arm] = true
+	}
+	for _, arm := range a.reportArms(a.now()) {
+		set[arm] = true
+	}
+	for _, x := range a.analyses.m.List() {
+		s := x.Spec()
+		set[s.Arm], set[s.Baseline] = true, true
+	}
+	delete(set, vocab.Other)
+	return slices.Sorted(maps.Keys(set))
+}
+
 // analysisCollector exports each running analysis' verdict and each
 // check's estimate and bounds at scrape time. Ended analyses are left out,
 // so the label sets stay bounded by analysis.max_active.
 type analysisCollector struct {
-	m                                   *analysis.Manager
-	active, verdict, estimate, low, upp *prometheus.Desc
+	m                                          *analysis.Manager
+	active, verdict, estimate, low, upp, limit *prometheus.Desc
 }
 
 func newAnalysisCollector(m *analysis.Manager) *analysisCollector {
@@ -226,11 +263,24 @@ func newAnalysisCollector(m *analysis.Manager) *analysisCollector {
 		estimate: prometheus.NewDesc("shadoweval_analysis_check_estimate", "Estimate of a check of a running analysis: arm − baseline for a comparison, the arm's value for an absolute check.", []string{"analysis", "check", "metric"}, nil),
 		low:      prometheus.NewDesc("shadoweval_analysis_check_lower", "Lower bound of a check's confidence sequence.", []string{"analysis", "check", "metric"}, nil),
 		upp:      prometheus.NewDesc("shadoweval_analysis_check_upper", "Upper bound of a check's confidence sequence.", []string{"analysis", "check", "metric"}, nil),
+		limit: prometheus.NewDesc("shadoweval_analysis_check_limit", "The line a check's interval is judged against, on the estimate's scale: −tolerance for a higher-is-better comparison, +tolerance for a lower-is-better one, the threshold of an absolute check.",
+			[]string{"analysis", "check", "metric"}, nil),
 	}
 }
 
+// checkLimit is the line c's interval is judged against (see its Desc).
+func checkLimit(c analysis.CheckResult) float64 {
+	switch {
+	case c.Threshold != nil:
+		return *c.Threshold
+	case c.LowerIsBetter:
+		return c.Tolerance
+	}
+	return -c.Tolerance
+}
+
 func (c *analysisCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.active, c.verdict, c.estimate, c.low, c.upp} {
+	for _, d := range []*prometheus.Desc{c.active, c.verdict, c.estimate, c.low, c.upp, c.limit} {
 		ch <- d
 	}
 }
@@ -251,6 +301,7 @@ func (c *analysisCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.verdict, prometheus.GaugeValue, val, r.Analysis, r.Arm, r.Baseline, string(v))
 		}
 		for _, ck := range r.Checks {
+			ch <- prometheus.MustNewConstMetric(c.limit, prometheus.GaugeValue, checkLimit(ck), r.Analysis, ck.Name, ck.Metric)
 			if ck.Estimate == nil || ck.Interval == nil {
 				continue
 			}

@@ -145,6 +145,7 @@ func TestAnalysesE2E(t *testing.T) {
 		"shadoweval_analysis_check_estimate": "analysis,check,metric",
 		"shadoweval_analysis_check_lower":    "analysis,check,metric",
 		"shadoweval_analysis_check_upper":    "analysis,check,metric",
+		"shadoweval_analysis_check_limit":    "analysis,check,metric",
 	} {
 		f, ok := fams[name]
 		if !ok {
@@ -165,6 +166,13 @@ func TestAnalysesE2E(t *testing.T) {
 	x = h.analysis("X")
 	for _, c := range x.Checks {
 		labels := map[string]string{"analysis": "X", "check": c.Name, "metric": c.Metric}
+		// The limit a comparison is judged against lies on the failing
+		// side of 0.
+		limit := -c.Tolerance
+		if c.LowerIsBetter {
+			limit = c.Tolerance
+		}
+		h.CheckMetric("shadoweval_analysis_check_limit", labels, limit)
 		if c.Estimate == nil {
 			if _, ok := fams.Series("shadoweval_analysis_check_estimate", labels); ok {
 				t.Errorf("/metrics: an estimate for %s, which has no data", c.Name)
@@ -298,6 +306,23 @@ func TestAnalysesE2E(t *testing.T) {
 	}
 	if code, out := h.Get("/api/v1/verdict?arm=can%3Ebad&analysis=ok"); code != http.StatusBadRequest || !strings.Contains(errorOf(out), `arm "can>bad" has '>'`) {
 		t.Errorf("GET /api/v1/verdict with a bad arm: %d %s, want 400 with the reason", code, out)
+	}
+	// An arm nothing knows (not live, shadow or canary, not configured,
+	// no event named it) is a typo: 404 with the known arms, and nothing
+	// starts; so is an unknown parameter (400).
+	for _, path := range []string{"/api/v1/verdict?arm=canray", "/api/v1/verdict?arm=canary&baseline=lvie&analysis=typo"} {
+		code, out := h.Get(path)
+		var body struct {
+			Error     string   `json:"error"`
+			KnownArms []string `json:"known_arms"`
+		}
+		if err := json.Unmarshal(out, &body); err != nil || code != http.StatusNotFound || !strings.Contains(body.Error, "unknown arm") ||
+			!slices.Contains(body.KnownArms, "canary") || !slices.Contains(body.KnownArms, "live") || slices.Contains(body.KnownArms, "canray") {
+			t.Errorf("GET %s: %d %s, want 404 with the known arms", path, code, out)
+		}
+	}
+	if code, out := h.Get("/api/v1/verdict?arm=canary&window=5m"); code != http.StatusBadRequest || !strings.Contains(errorOf(out), `unknown parameter "window"`) {
+		t.Errorf("GET /api/v1/verdict with window=5m: %d %s, want 400", code, out)
 	}
 	if code, out := h.PostJSON("/api/v1/flagger/rollout", `{"name":`); code != http.StatusBadRequest || !strings.Contains(errorOf(out), "bad Flagger webhook payload") {
 		t.Errorf("Flagger hook with bad JSON: %d %s, want 400", code, out)

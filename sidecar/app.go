@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,6 +54,14 @@ type Options struct {
 	// light (procs.go). It changes GOMAXPROCS for the whole process, so
 	// only a process that is the sidecar sets it.
 	AdaptProcs bool
+	// EmbeddedNATSPort is the port of the embedded NATS server (started
+	// when no nats.url is configured), or a free one when it is in use;
+	// 0: a free port. `shadoweval run` asks for 4222, where replay, the
+	// nats CLI and client libraries look by default.
+	EmbeddedNATSPort int
+	// Version is the sidecar's version, logged at start and exported as
+	// shadoweval_build_info; empty: "unknown".
+	Version string
 	// spanProcessor, set by tests, also gets the spans of the provider
 	// built from the config, so tracing is on even without an endpoint.
 	spanProcessor sdktrace.SpanProcessor
@@ -67,6 +76,8 @@ type App struct {
 	reg      *prometheus.Registry
 	now      func() time.Time
 	goldWait time.Duration
+	natsPort int    // Options.EmbeddedNATSPort
+	version  string // Options.Version
 
 	gold     *GoldStore
 	goldKV   *stream.KVWatch // gold.kv_bucket (goldkv.go); nil without one
@@ -75,6 +86,7 @@ type App struct {
 	outcomes *window.OutcomeCounter
 	metrics  *appMetrics
 	arms     *labelSet
+	notices  *notices // the first unscored events, logged (notices.go)
 	evalOpt  checks.Options
 	workers  int // goroutines per subject (ingestWorkers)
 	// realClock: a.now is time.Now, so the time a subscription stamped on
@@ -128,7 +140,8 @@ func New(opt Options) (*App, error) {
 		return nil, err
 	}
 	cfg := opt.Config
-	a := &App{cfg: cfg, log: opt.Logger, reg: opt.Registry, now: opt.Now, goldWait: opt.GoldWatchInterval, adaptProcs: opt.AdaptProcs}
+	a := &App{cfg: cfg, log: opt.Logger, reg: opt.Registry, now: opt.Now, goldWait: opt.GoldWatchInterval, adaptProcs: opt.AdaptProcs,
+		natsPort: opt.EmbeddedNATSPort, version: cmp.Or(opt.Version, "unknown")}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -164,6 +177,7 @@ func New(opt Options) (*App, error) {
 	}
 	a.reg.MustRegister(newWindowCollector(win, a.now))
 	a.arms = newLabelSet(cfg.Limits.MaxArms)
+	a.notices = newNotices(a.log)
 	a.evalOpt = checks.Options{Ks: cfg.K, Tolerance: int64(cfg.CitationOffsetTolerance)}
 	a.joiner = stream.NewJoiner(time.Duration(cfg.Join.TTL), cfg.Join.MaxPending)
 	a.pairs = newPairer(time.Duration(cfg.Join.TTL), cfg.Join.MaxPending)
@@ -186,6 +200,10 @@ func New(opt Options) (*App, error) {
 		return nil, fmt.Errorf("alerting: %w", err)
 	}
 	a.newAnalyses(opt.OnVerdict)
+	a.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "shadoweval_build_info", Help: "Always 1; the labels say which build of the sidecar runs.",
+		ConstLabels: prometheus.Labels{"version": a.version, "goversion": runtime.Version()},
+	}, func() float64 { return 1 }))
 	a.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "shadoweval_join_pending", Help: "Split-event halves waiting for their partner.",
 	}, func() float64 {
@@ -242,13 +260,18 @@ func (a *App) Start(ctx context.Context) error {
 	}
 	url := a.cfg.NATS.URL
 	if url == "" {
-		emb, err := stream.StartEmbedded(stream.EmbeddedOptions{StoreDir: a.cfg.NATS.StoreDir})
+		emb, err := stream.StartEmbedded(stream.EmbeddedOptions{StoreDir: a.cfg.NATS.StoreDir, Port: a.natsPort, FreePortIfBusy: true})
 		if err != nil {
 			return fmt.Errorf("embedded NATS: %w", err)
 		}
 		a.embedded = emb
 		url = emb.ClientURL()
 		a.log.Info("no NATS URL configured: started an embedded NATS server with JetStream", "url", url, "store_dir", emb.StoreDir())
+		if a.natsPort > 0 && emb.Port() != a.natsPort {
+			// Publishers that go by the default port would reach whatever
+			// holds it: say where the events must go.
+			a.log.Warn(fmt.Sprintf("port %d is in use: the embedded NATS server listens on %s; publish there, e.g. shadoweval replay FILE --nats-url %s", a.natsPort, url, url), "url", url)
+		}
 	}
 	nc, err := stream.Connect(ctx, stream.ConnOptions{
 		URL: url, Name: "shadoweval",
@@ -340,6 +363,7 @@ func (a *App) Start(ctx context.Context) error {
 		a.goBackground(func() { a.goldKVLoop(bg) })
 	}
 	a.goBackground(func() { a.expireLoop(bg) })
+	a.goBackground(func() { a.notices.loop(bg, noticeEvery) })
 	a.goBackground(func() { a.jetStreamLoop(bg) })
 	a.goBackground(func() { a.gateLoop(bg) })
 	a.goBackground(func() { a.historyLoop(bg) })
@@ -349,7 +373,7 @@ func (a *App) Start(ctx context.Context) error {
 	if a.adaptProcs {
 		a.goBackground(func() { a.procsLoop(bg) })
 	}
-	a.log.Info("shadoweval ready", "http", a.Addr(), "nats", nc.ConnectedUrlRedacted(), "gold_items", a.gold.Current().Len())
+	a.log.Info("shadoweval ready", "version", a.version, "http", a.Addr(), "nats", nc.ConnectedUrlRedacted(), "gold_items", a.gold.Current().Len())
 	return nil
 }
 
@@ -458,6 +482,11 @@ func (a *App) onGoldReload(set *GoldSet, err error) {
 	if err != nil {
 		a.metrics.goldReloads.WithLabelValues("failure").Inc()
 		a.metrics.goldOK.Set(0)
+		if a.gold.Current() == nil {
+			// At start: nothing was ever in force, and run stops.
+			a.log.Error("gold file refused: no gold set is in force", "file", a.gold.Path(), "err", err)
+			return
+		}
 		a.log.Error("gold file refused; the previous gold set stays in force", "file", a.gold.Path(), "err", err)
 		return
 	}

@@ -1,6 +1,9 @@
 package sidecar_test
 
 import (
+	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -85,4 +88,36 @@ func TestArmResolution(t *testing.T) {
 			t.Errorf("a one-token subject became arm ragtrace: %v", rep.Events)
 		}
 	})
+}
+
+// TestKeyedSubjectsKeepTheEventsArm: events published to a cluster's keyed
+// subjects (PREFIX.<arm>.<key>) on a single replica count under the arm
+// they name; the key tokens never take arm places, so limits.max_arms is
+// not filled by them and nothing folds into _other.
+func TestKeyedSubjectsKeepTheEventsArm(t *testing.T) {
+	t.Parallel()
+	h := startApp(t, appOptions{goldFile: "testdata/gold_v1.jsonl", configure: func(c *config.Config) {
+		c.Limits.MaxArms = 3
+	}})
+	const n = 8 // more distinct keys than limits.max_arms
+	for _, arm := range []string{"canary", "live"} {
+		for i := range n {
+			ev := goodTrace("A1")
+			ev.Arm = arm
+			h.PublishJSON("rag.trace."+arm+".key"+strconv.Itoa(i), ev)
+		}
+	}
+	h.waitEvents("canary", map[string]int64{"scored": n})
+	h.waitEvents("live", map[string]int64{"scored": n})
+	var arms []struct {
+		Arm string `json:"arm"`
+	}
+	h.GetJSON("/api/v1/windows?window=5m", http.StatusOK, &arms)
+	var names []string
+	for _, a := range arms {
+		names = append(names, a.Arm)
+	}
+	if !slices.Equal(names, []string{"canary", "live"}) {
+		t.Errorf("arms %v, want [canary live]", names)
+	}
 }

@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strconv"
 	"sync"
@@ -228,6 +229,10 @@ func (c *cluster) subscription() *stream.PartitionedSubscription { return c.sub 
 func (a *App) rejectUnkeyed(m *stream.Message) {
 	a.metrics.rejected.WithLabelValues(ReasonNoPartitionKey).Inc()
 	detail := "subject " + m.Subject + " has no key token (publish to PREFIX.<arm>.<key>, key = the qid or its hash)"
+	if a.notices.first("rejected:"+ReasonNoPartitionKey, slog.LevelWarn, "events rejected ("+ReasonNoPartitionKey+")") {
+		a.log.Warn("event rejected: counted in shadoweval_rejected_events_total and dead-lettered; more of this reason are summed up once a minute",
+			"reason", ReasonNoPartitionKey, "detail", detail, "subject", m.Subject, "deadletter", a.cfg.Subjects.Deadletter)
+	}
 	result := "success"
 	if a.pub == nil || a.pub.DeadLetter(a.cfg.Subjects.Deadletter, m, ReasonNoPartitionKey+": "+clipDetail(detail)) != nil {
 		result = "failure"

@@ -99,7 +99,15 @@ func startApp(t testing.TB, o appOptions) *testApp {
 // checks.
 func startFails(t testing.TB, cfg *config.Config, want ...string) *sidecar.App {
 	t.Helper()
-	app, err := sidecar.New(sidecar.Options{Config: cfg, Now: testenv.NewFakeClock(time.Time{}).Now, Logger: slog.New(slog.DiscardHandler)})
+	app, _ := startFailsLogged(t, cfg, want...)
+	return app
+}
+
+// startFailsLogged is startFails that also returns what the app logged.
+func startFailsLogged(t testing.TB, cfg *config.Config, want ...string) (*sidecar.App, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	app, err := sidecar.New(sidecar.Options{Config: cfg, Now: testenv.NewFakeClock(time.Time{}).Now, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -116,7 +124,7 @@ func startFails(t testing.TB, cfg *config.Config, want ...string) *sidecar.App {
 	if app.Ready() == nil {
 		t.Error("ready after a failed Start")
 	}
-	return app
+	return app, logs
 }
 
 // replay replays the JSON lines file path on subject and returns what it
@@ -330,6 +338,7 @@ type event struct {
 	DeltaS       []float64 `json:"delta_s,omitempty"`
 	Answer       *answer   `json:"answer_json,omitempty"`
 	Lambda       string    `json:"lambda_state,omitempty"`
+	TS           string    `json:"ts,omitempty"`
 }
 
 // goodTrace is a right, shipped answer for a gold item of gold_v1.jsonl.

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/pprof"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -88,12 +90,32 @@ func (a *App) Report(arm, win, contentType string, now time.Time) (WindowReport,
 	}
 	// Counts before the snapshot: an event is counted after it is applied,
 	// so the metrics then hold at least every event counted.
-	events := a.outcomes.Counts(arm, win, now).Map()
+	counts := a.outcomes.Counts(arm, win, now)
 	snap, ok := a.win.Snapshot(arm, win, contentType, now)
 	if !ok {
-		return WindowReport{}, false
+		// An arm whose events all went unscored (late, unlabeled,
+		// rejected, …) has no window data, and its counts are exactly
+		// what its user needs to see.
+		if contentType != "" || counts == (window.OutcomeCounts{}) || !a.hasWindow(win) {
+			return WindowReport{}, false
+		}
+		metrics := map[string]MetricValue{}
+		for _, name := range window.MetricNames(a.cfg.K) {
+			metrics[name] = MetricValue{}
+		}
+		return WindowReport{Arm: arm, Window: win, Events: counts.Map(), Metrics: metrics}, true
 	}
-	return WindowReport{Arm: arm, Window: win, Type: contentType, Events: events, Metrics: metricValues(snap.Metrics)}, true
+	return WindowReport{Arm: arm, Window: win, Type: contentType, Events: counts.Map(), Metrics: metricValues(snap.Metrics)}, true
+}
+
+// hasWindow says whether a window of that name is configured.
+func (a *App) hasWindow(name string) bool {
+	for _, s := range a.win.Specs() {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func metricValues(m map[string]window.Value) map[string]MetricValue {
@@ -125,7 +147,7 @@ func (a *App) handleWindows(w http.ResponseWriter, r *http.Request) {
 	if arm != "" && win != "" {
 		rep, ok := a.Report(arm, win, typ, now)
 		if !ok {
-			writeJSON(w, http.StatusNotFound, map[string]string{"error": "no data for arm " + arm + ", window " + win + typeSuffix(typ)})
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": a.noReportReason(arm, win, typ, now)})
 			return
 		}
 		writeJSON(w, http.StatusOK, rep)
@@ -146,6 +168,26 @@ func (a *App) handleWindows(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, list)
+}
+
+// noReportReason says why there is no report of arm, window and type.
+func (a *App) noReportReason(arm, win, typ string, now time.Time) string {
+	if !a.hasWindow(win) {
+		var names []string
+		for _, s := range a.win.Specs() {
+			names = append(names, s.Name)
+		}
+		return "no window " + win + " (windows: " + strings.Join(names, ", ") + ")"
+	}
+	arms := a.reportArms(now)
+	if typ != "" && slices.Contains(arms, arm) {
+		return "no data for arm " + arm + ", window " + win + typeSuffix(typ) + " (types of the arm: " + strings.Join(a.win.Types(arm), ", ") + ")"
+	}
+	msg := "no data for arm " + arm + ", window " + win + typeSuffix(typ) + ": no event of arm " + arm + " in the window"
+	if len(arms) == 0 {
+		return msg + "; no arm has events yet"
+	}
+	return msg + " (arms with events: " + strings.Join(arms, ", ") + ")"
 }
 
 func typeSuffix(t string) string {

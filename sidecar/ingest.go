@@ -3,6 +3,7 @@ package sidecar
 import (
 	"cmp"
 	"errors"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -61,9 +62,12 @@ func (a *App) handle(m *stream.Message) {
 			start = time.Now()
 		}
 	}
-	subjectArm := a.arms.get(cmp.Or(stream.ArmFromSubject(m.Subject), vocab.DefaultArm))
+	// The subject's arm is only a fallback: it is admitted to the arm set
+	// only when the event names none (or cannot be read), so that the key
+	// tokens of keyed subjects never take the places of real arms.
+	subjectArm := cmp.Or(stream.ArmFromSubject(m.Subject), vocab.DefaultArm)
 	if len(m.Data) > a.cfg.Limits.MaxMessageBytes {
-		a.reject(m, subjectArm, ReasonTooLarge, "message of "+itoa(len(m.Data))+" bytes")
+		a.reject(m, a.arms.get(subjectArm), ReasonTooLarge, "message of "+itoa(len(m.Data))+" bytes")
 		return
 	}
 	if m.Kind == stream.KindJudgement {
@@ -99,23 +103,15 @@ func (a *App) handleTrace(m *stream.Message, subjectArm string) {
 	defer a.scratch.Put(sc)
 	e, err := stream.DecodeTraceReuse(m.Data, sc)
 	if err != nil {
-		a.reject(m, subjectArm, decodeReason(err), err.Error())
+		a.reject(m, a.arms.get(subjectArm), decodeReason(err), err.Error())
 		return
 	}
+	// The set's copy: e.Arm shares the message's memory
+	// (DecodeTraceShared).
+	e.Arm = a.arms.get(cmp.Or(e.Arm, subjectArm))
 	if len(e.TopK) > a.cfg.Limits.MaxTopK || len(e.RetrievedIDs) > a.cfg.Limits.MaxTopK {
-		a.reject(m, subjectArm, ReasonTooManyItems, "more than "+itoa(a.cfg.Limits.MaxTopK)+" ranked items")
+		a.reject(m, e.Arm, ReasonTooManyItems, "more than "+itoa(a.cfg.Limits.MaxTopK)+" ranked items")
 		return
-	}
-	switch e.Arm {
-	case "":
-		e.Arm = subjectArm
-	case subjectArm:
-		// The usual case; what arms.get would answer.
-		e.Arm = subjectArm
-	default:
-		// The set's copy: e.Arm shares the message's memory
-		// (DecodeTraceShared).
-		e.Arm = a.arms.get(e.Arm)
 	}
 	sent := e.TS // zero: the event carries no ts
 	if e.TS.IsZero() {
@@ -137,16 +133,13 @@ func (a *App) handleTrace(m *stream.Message, subjectArm string) {
 func (a *App) handleJudgement(m *stream.Message, subjectArm string) {
 	j, err := stream.DecodeJudgement(m.Data)
 	if err != nil {
-		a.reject(m, subjectArm, decodeReason(err), err.Error())
+		a.reject(m, a.arms.get(subjectArm), decodeReason(err), err.Error())
 		return
 	}
+	arm := a.arms.get(cmp.Or(j.Arm, subjectArm))
 	if len(j.RetrievedIDs) > a.cfg.Limits.MaxTopK {
-		a.reject(m, subjectArm, ReasonTooManyItems, "more than "+itoa(a.cfg.Limits.MaxTopK)+" ranked items")
+		a.reject(m, arm, ReasonTooManyItems, "more than "+itoa(a.cfg.Limits.MaxTopK)+" ranked items")
 		return
-	}
-	arm := subjectArm
-	if j.Arm != "" {
-		arm = a.arms.get(j.Arm)
 	}
 	if a.duplicate(m, arm, "", m.Received) {
 		return
@@ -282,6 +275,10 @@ func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool,
 		a.tracing.scored(m, e, nil, vocab.Unlabeled)
 		if count {
 			a.countAt(m, kind, e.Arm, vocab.Unlabeled, a.clockOf(m))
+			if m != nil && !m.Replayed && a.notices.first("unlabeled", slog.LevelInfo, "events unlabeled") {
+				a.log.Info("event unlabeled: no gold item has its qid; counted as unlabeled, not scored; more are summed up once a minute",
+					"qid", e.QID, "arm", e.Arm, "subject", m.Subject, "gold_items", a.gold.Current().Len())
+			}
 		}
 		return "", ""
 	}
@@ -296,6 +293,10 @@ func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool,
 		a.tracing.scored(m, e, o, vocab.Late)
 		if count {
 			a.countAt(m, kind, e.Arm, vocab.Late, now)
+			if m != nil && !m.Replayed && a.notices.first("late", slog.LevelInfo, "events late") {
+				a.log.Info("event late: its ts is older than the longest window, or more than window.max_lateness behind the newest event of its arm; counted as late, not scored; more are summed up once a minute",
+					"qid", e.QID, "arm", e.Arm, "ts", e.TS.UTC().Format(time.RFC3339Nano), "clock", now.UTC().Format(time.RFC3339), "subject", m.Subject)
+			}
 		}
 		return "", ""
 	case errors.Is(err, window.ErrFuture):
@@ -333,7 +334,11 @@ func (a *App) reject(m *stream.Message, arm, reason, detail string) {
 	a.metrics.rejected.WithLabelValues(reason).Inc()
 	detail = clipDetail(detail)
 	if m.Replayed {
-		return // dead-lettered by the process that first applied it
+		return // dead-lettered and logged by the process that first applied it
+	}
+	if a.notices.first("rejected:"+reason, slog.LevelWarn, "events rejected ("+reason+")") {
+		a.log.Warn("event rejected: counted in shadoweval_rejected_events_total and dead-lettered; more of this reason are summed up once a minute",
+			"reason", reason, "detail", detail, "subject", m.Subject, "arm", arm, "deadletter", a.cfg.Subjects.Deadletter)
 	}
 	result := "success"
 	if a.pub == nil || a.pub.DeadLetter(a.cfg.Subjects.Deadletter, m, reason+": "+detail) != nil {

@@ -58,3 +58,13 @@ func (s *labelSet) get(name string) string {
 	s.seen.Store(&next)
 	return name
 }
+
+// names are the admitted names.
+func (s *labelSet) names() []string {
+	seen := *s.seen.Load()
+	out := make([]string, 0, len(seen))
+	for name := range seen {
+		out = append(out, name)
+	}
+	return out
+}

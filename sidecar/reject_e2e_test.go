@@ -88,3 +88,54 @@ func TestRejectedInput(t *testing.T) {
 	// counted once the publish returned, which may be after it arrived
 	h.WaitMetric("shadoweval_deadletter_messages_total", map[string]string{"result": "success"}, float64(len(bad)))
 }
+
+// TestUnscoredEventsLogged: the first event rejected for each reason, the
+// first late one and the first unlabeled one are logged at once with what
+// is wrong; the next ones of the same kind are only counted (and summed up
+// once a minute, notices_test.go).
+func TestUnscoredEventsLogged(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	h := startApp(t, appOptions{goldFile: "testdata/gold_v1.jsonl", logs: logs})
+	for range 3 {
+		h.Publish("rag.trace.r", []byte(`not json at all`))
+		h.Publish("rag.trace.r", []byte(`{"answer_json":{"claim":"x"}}`))
+		unknown := goodTrace("A1")
+		unknown.QID = "Z9"
+		h.PublishJSON("rag.trace.r", unknown)
+		late := goodTrace("A1")
+		late.TS = "2025-08-27T12:30:22Z" // far behind the app's clock
+		h.PublishJSON("rag.trace.r", late)
+	}
+	rep := h.waitEvents("r", map[string]int64{"rejected": 6, "unlabeled": 3, "late": 3})
+	// An arm whose events all went unscored still has its counts.
+	if rep.Metrics["precision"].Value != nil {
+		t.Errorf("precision %v of an arm with no scored event", *rep.Metrics["precision"].Value)
+	}
+	log := logs.String()
+	for _, c := range []struct {
+		line string
+		want []string
+	}{
+		{`msg="event rejected`, []string{"reason=invalid_json", "subject=rag.trace.r", "arm=r"}},
+		{`msg="event rejected`, []string{"reason=missing_qid"}},
+		{`msg="event unlabeled`, []string{"qid=Z9", "arm=r"}},
+		{`msg="event late`, []string{"qid=A1", "ts=2025-08-27T12:30:22Z"}},
+	} {
+		var found []string
+		for _, l := range strings.Split(log, "\n") {
+			if strings.Contains(l, c.line) && strings.Contains(l, c.want[0]) {
+				found = append(found, l)
+			}
+		}
+		if len(found) != 1 {
+			t.Errorf("%d log lines with %s %s, want 1:\n%s", len(found), c.line, c.want[0], strings.Join(found, "\n"))
+			continue
+		}
+		for _, w := range c.want[1:] {
+			if !strings.Contains(found[0], w) {
+				t.Errorf("log line lacks %s: %s", w, found[0])
+			}
+		}
+	}
+}

@@ -108,7 +108,11 @@ func TestStartRefusesBadGold(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			app := startFails(t, testConfig(t, url, tc.gold), tc.want...)
+			app, logs := startFailsLogged(t, testConfig(t, url, tc.gold), tc.want...)
+			// No gold set was ever in force: the log must not claim one is.
+			if log := logs.String(); !strings.Contains(log, "no gold set is in force") || strings.Contains(log, "previous gold set") {
+				t.Errorf("log of a refused gold file at start:\n%s", log)
+			}
 			if app.Addr() != "" {
 				t.Errorf("after a failed Start: Addr() = %q; want no listener", app.Addr())
 			}

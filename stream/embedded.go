@@ -19,6 +19,11 @@ type EmbeddedOptions struct {
 	Host string
 	// Port to listen on; 0 or -1 picks a free port.
 	Port int
+	// FreePortIfBusy takes a free port when Port is in use, instead of
+	// failing: `shadoweval run` asks for NATS's own port, 4222, where
+	// replay and the nats CLI look by default, and must still start on a
+	// machine where another server has it.
+	FreePortIfBusy bool
 	// StoreDir holds JetStream data. Empty: a temporary directory that
 	// Shutdown removes.
 	StoreDir string
@@ -65,18 +70,38 @@ func StartEmbedded(opt EmbeddedOptions) (*Embedded, error) {
 		// then waits out its whole timeout: try the port first for a
 		// prompt, clear error.
 		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-		if err != nil {
+		switch {
+		case err != nil && opt.FreePortIfBusy:
+			port = -1
+		case err != nil:
 			e.removeTemp()
 			return nil, fmt.Errorf("embedded nats: %w", err)
+		default:
+			l.Close()
 		}
-		l.Close()
 	}
+	srv, err := e.start(opt, host, port)
+	if err != nil && port > 0 && opt.FreePortIfBusy {
+		// Taken between the check and the server's own listen.
+		srv, err = e.start(opt, host, -1)
+	}
+	if err != nil {
+		e.removeTemp()
+		return nil, err
+	}
+	e.srv = srv
+	return e, nil
+}
+
+// start runs one server on host:port and waits until it accepts
+// connections.
+func (e *Embedded) start(opt EmbeddedOptions, host string, port int) (*server.Server, error) {
 	sopts := &server.Options{
 		ServerName: "shadoweval-embedded",
 		Host:       host,
 		Port:       port,
 		JetStream:  true,
-		StoreDir:   storeDir,
+		StoreDir:   e.storeDir,
 		MaxPayload: opt.MaxPayload,
 		NoSigs:     true,
 		NoLog:      opt.Logger == nil,
@@ -85,13 +110,11 @@ func StartEmbedded(opt EmbeddedOptions) (*Embedded, error) {
 	}
 	srv, err := server.NewServer(sopts)
 	if err != nil {
-		e.removeTemp()
 		return nil, fmt.Errorf("embedded nats: %w", err)
 	}
 	if opt.Logger != nil {
 		srv.SetLoggerV2(slogAdapter{opt.Logger}, false, false, false)
 	}
-	e.srv = srv
 	go srv.Start()
 	wait := opt.ReadyTimeout
 	if wait <= 0 {
@@ -100,11 +123,13 @@ func StartEmbedded(opt EmbeddedOptions) (*Embedded, error) {
 	if !srv.ReadyForConnections(wait) {
 		srv.Shutdown()
 		srv.WaitForShutdown()
-		e.removeTemp()
 		return nil, errors.New("embedded nats: server not ready for connections after " + wait.String())
 	}
-	return e, nil
+	return srv, nil
 }
+
+// Port is the port the server listens on.
+func (e *Embedded) Port() int { return e.srv.Addr().(*net.TCPAddr).Port }
 
 // ClientURL is the nats:// URL clients connect to.
 func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }

@@ -101,3 +101,37 @@ func TestEmbeddedPortInUse(t *testing.T) {
 		t.Fatalf("error does not name the port: %v", err)
 	}
 }
+
+// With FreePortIfBusy a port in use is no error: the server takes a free
+// one, and Port and ClientURL say which.
+func TestEmbeddedFreePortIfBusy(t *testing.T) {
+	s := testenv.RunBasic(t)
+	busy := s.Addr().(*net.TCPAddr).Port
+	e, err := StartEmbedded(EmbeddedOptions{Port: busy, FreePortIfBusy: true, StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Shutdown()
+	if e.Port() == busy || e.Port() <= 0 {
+		t.Fatalf("port %d, want a free one other than %d", e.Port(), busy)
+	}
+	if want := "nats://127.0.0.1:" + strconv.Itoa(e.Port()); e.ClientURL() != want {
+		t.Fatalf("ClientURL %s, want %s", e.ClientURL(), want)
+	}
+
+	// A free port asked for is the one taken.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	e2, err := StartEmbedded(EmbeddedOptions{Port: free, FreePortIfBusy: true, StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.Shutdown()
+	if e2.Port() != free {
+		t.Fatalf("port %d, want %d", e2.Port(), free)
+	}
+}

@@ -64,20 +64,26 @@ type ReplayStats struct {
 	Unkeyed           int   // with PartitionKey: messages without a qid, sent without a key token
 	Oversize          int   // lines longer than the server's max payload, skipped
 	FirstOversizeLine int   // line number of the first oversize line (0: none)
+	NotJSON           int   // lines sent that are not one valid JSON value: the sidecar rejects them
+	FirstNotJSONLine  int   // line number of the first of them (0: none)
 	Elapsed           time.Duration
 }
 
 type replayLine struct {
-	data []byte
-	id   string
-	key  string // key token; "" for none
+	data    []byte
+	id      string
+	key     string // key token; "" for none
+	notJSON bool
 }
 
 // Replay publishes every non-blank line of a JSONL stream, in order, as one
 // core NATS message, then flushes. Lines follow the rules of ParallelLines
 // (universal newlines; lines that Python's strip() leaves empty are
 // skipped) and are sent stripped of Python white space but otherwise as
-// they are: no validation, the sidecar validates and dead-letters. A line
+// they are: the sidecar validates and dead-letters. A line that is not one
+// valid JSON value (RFC 7493: duplicate names and invalid UTF-8 included)
+// is sent all the same, for the sidecar to reject, and counted in
+// ReplayStats.NotJSON, so that the caller can say so. A line
 // longer than the server's max payload cannot be sent: it is counted in
 // ReplayStats.Oversize and skipped. A cancelled ctx stops the replay with
 // ctx's error; the stats then tell how far it got.
@@ -120,7 +126,7 @@ func Replay(ctx context.Context, nc *nats.Conn, r io.Reader, opt ReplayOptions) 
 	msg := &nats.Msg{Subject: subject}
 	n := 0 // lines handled, sent or not, for pacing
 	err := ParallelLines(r, name, func(line []byte) (replayLine, error) {
-		l := replayLine{data: line}
+		l := replayLine{data: line, notJSON: !jsontext.Value(line).IsValid()}
 		if opt.MsgID {
 			l.id = topLevelString(line, "event_id")
 		}
@@ -165,6 +171,12 @@ func Replay(ctx context.Context, nc *nats.Conn, r io.Reader, opt ReplayOptions) 
 			return &LineError{File: name, Line: lineNo, Err: fmt.Errorf("publish to %s: %w", msg.Subject, err)}
 		}
 		st.Sent++
+		if l.notJSON {
+			st.NotJSON++
+			if st.FirstNotJSONLine == 0 {
+				st.FirstNotJSONLine = lineNo
+			}
+		}
 		if keyed && l.key == "" {
 			st.Unkeyed++
 		}

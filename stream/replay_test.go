@@ -65,6 +65,10 @@ func TestReplayFile(t *testing.T) {
 	if st.Sent != len(replayWant) || st.WithMsgID != 3 || st.Oversize != 0 {
 		t.Fatalf("stats %+v", st)
 	}
+	// "not json at all", line 7, is sent all the same and counted.
+	if st.NotJSON != 1 || st.FirstNotJSONLine != 7 {
+		t.Errorf("NotJSON %d, first at line %d; want 1, at line 7", st.NotJSON, st.FirstNotJSONLine)
+	}
 	var bytes int64
 	for i, w := range replayWant {
 		m := testenv.Next(t, got)

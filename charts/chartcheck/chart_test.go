@@ -986,6 +986,59 @@ var dashboardMetrics = []string{
 	`metric=~"recall_at_[0-9]+"`, `metric=~"delta_s_median|delta_s_p90"`,
 	`metric=~"lambda_convergence|lambda_flip_rate"`,
 	`rate(shadoweval_events_total`, `rate(shadoweval_rejected_events_total`, `shadoweval_gate_state`,
+	// canary analyses: the verdicts, each check's interval and its limit
+	`shadoweval_analysis_verdict`, `shadoweval_analysis_check_estimate`, `shadoweval_analysis_check_lower`,
+	`shadoweval_analysis_check_upper`, `shadoweval_analysis_check_limit`,
+}
+
+// TestDashboardOutsideTheChart: the dashboard users import into a Grafana
+// of their own (dashboards/shadoweval.json) is the chart's, byte for byte.
+func TestDashboardOutsideTheChart(t *testing.T) {
+	chart, err := os.ReadFile(filepath.Join(chartDir, "files", "dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	standalone, err := os.ReadFile(filepath.Join(repoRoot, "dashboards", "shadoweval.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(chart, standalone) {
+		t.Error("dashboards/shadoweval.json differs from charts/shadoweval/files/dashboard.json: copy one onto the other")
+	}
+	checkDashboardJSON(t, standalone)
+}
+
+// TestDashboardQueriesParse: every query of the dashboard, its variables
+// given values, is PromQL that Prometheus parses (promtool check rules on
+// a recording rule per query).
+func TestDashboardQueriesParse(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(chartDir, "files", "dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatal(err)
+	}
+	vars := strings.NewReplacer("$namespace", ".*", "$arm", ".*", "$window", "5m", "$analysis", "demo", "$check", "precision",
+		"$__rate_interval", "1m", "$__interval", "1m")
+	group := ruleGroup{Name: "dashboard"}
+	for i, p := range d.Panels {
+		for j, tg := range p.Targets {
+			group.Rules = append(group.Rules, rule{Record: fmt.Sprintf("dashboard:panel%d:%d", i, j), Expr: vars.Replace(tg.Expr)})
+		}
+	}
+	if len(group.Rules) == 0 {
+		t.Fatal("the dashboard has no query")
+	}
+	promtoolCheckRules(t, prometheusRuleSpec{Groups: []ruleGroup{group}})
 }
 
 func (c *chartCase) checkDashboard(t *testing.T) {
@@ -1061,7 +1114,7 @@ func checkDashboardJSON(t *testing.T, raw []byte) {
 	for _, v := range d.Templating.List {
 		vars = append(vars, v.Name)
 	}
-	for _, want := range []string{"datasource", "arm", "window"} {
+	for _, want := range []string{"datasource", "arm", "window", "analysis", "check"} {
 		if !slices.Contains(vars, want) {
 			t.Errorf("dashboard: no variable $%s", want)
 		}
@@ -1470,7 +1523,83 @@ func TestNotes(t *testing.T) {
 			if strings.Contains(text, "<no value>") {
 				t.Errorf("NOTES hold <no value>:\n%s", text)
 			}
+			out, err = helmTemplate(t, dir, files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkNotesCommands(t, text, decodeAll(t, out))
 		})
+	}
+}
+
+// notesPortForward and notesService find the commands and addresses the
+// NOTES give.
+var (
+	notesPortForward = regexp.MustCompile(`kubectl -n (\S+) port-forward (deployment|statefulset)/(\S+) (\d+)`)
+	notesService     = regexp.MustCompile(`http://([a-z0-9-]+)\.([a-z0-9-]+)\.svc:(\d+)`)
+)
+
+// checkNotesCommands: what the NOTES tell a user to run names what the
+// chart renders. A port-forward targets a rendered Deployment or
+// StatefulSet of the release's namespace on a port its sidecar container
+// listens on; an in-cluster URL is a rendered Service's name, namespace
+// and port; a curl command quotes a URL with '&' (the shell would cut it
+// there). The URLs' paths are requested from a running sidecar by the
+// main module (sidecar/notes_e2e_test.go).
+func checkNotesCommands(t *testing.T, text string, ms []manifest) {
+	t.Helper()
+	for _, m := range notesPortForward.FindAllStringSubmatch(text, -1) {
+		ns, kind, name, port := m[1], m[2], m[3], m[4]
+		if ns != namespace {
+			t.Errorf("NOTES: %s: namespace %s, want the release's %s", m[0], ns, namespace)
+		}
+		var ports []string
+		found := false
+		for _, mf := range ms {
+			var spec *corev1.PodSpec
+			switch o := mf.Obj.(type) {
+			case *appsv1.Deployment:
+				if kind == "deployment" && o.Name == name {
+					spec = &o.Spec.Template.Spec
+				}
+			case *appsv1.StatefulSet:
+				if kind == "statefulset" && o.Name == name {
+					spec = &o.Spec.Template.Spec
+				}
+			}
+			if spec == nil {
+				continue
+			}
+			found = true
+			for _, c := range spec.Containers {
+				for _, p := range c.Ports {
+					ports = append(ports, strconv.Itoa(int(p.ContainerPort)))
+				}
+			}
+		}
+		if !found {
+			t.Errorf("NOTES: %s: no %s %s is rendered", m[0], kind, name)
+		} else if !slices.Contains(ports, port) {
+			t.Errorf("NOTES: %s: port %s is none of the pod's ports %v", m[0], port, ports)
+		}
+	}
+	for _, m := range notesService.FindAllStringSubmatch(text, -1) {
+		found := false
+		for _, mf := range ms {
+			if svc, ok := mf.Obj.(*corev1.Service); ok && svc.Name == m[1] && svc.Namespace == m[2] {
+				for _, p := range svc.Spec.Ports {
+					found = found || strconv.Itoa(int(p.Port)) == m[3]
+				}
+			}
+		}
+		if !found {
+			t.Errorf("NOTES: %s is no rendered Service's name, namespace and port", m[0])
+		}
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if cmd := strings.TrimSpace(line); strings.HasPrefix(cmd, "curl ") && strings.Contains(cmd, "&") && !strings.Contains(cmd, "'http") {
+			t.Errorf("NOTES: %q: a URL with '&' must be quoted", cmd)
+		}
 	}
 }
 

@@ -7,9 +7,15 @@ import (
 	"github.com/shadoweval/shadoweval/config"
 )
 
-const configUsage = `usage:
-  shadoweval config check FILE...   check configuration files: "FILE: ok", or every problem
+const configUsage = `usage: shadoweval config (check FILE... | defaults)
+
+  shadoweval config check FILE...   check configuration files: "FILE: ok", or every
+                                    problem of each, with its line (exit 2)
   shadoweval config defaults        print the default configuration, every key and gate
+
+examples:
+  shadoweval config defaults > shadoweval.yaml
+  shadoweval config check shadoweval.yaml
 `
 
 // runConfig is `shadoweval config`: check files, or print the defaults.
@@ -24,6 +30,12 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case "check":
 		files := args[1:]
+		for _, f := range files {
+			if f == "-h" || f == "--help" {
+				fmt.Fprint(stdout, configUsage)
+				return exitOK
+			}
+		}
 		if len(files) == 0 {
 			fmt.Fprintln(stderr, "shadoweval config check: no FILE given")
 			fmt.Fprint(stderr, configUsage)

@@ -24,8 +24,8 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&format, "format", "json", "output format: json or table (Markdown)")
 	fs.StringVar(&configPath, "config", "", "sidecar configuration whose k, citation_offset_tolerance, lambda, limits and analysis apply")
 	fs.StringVar(&opt.Quantiles, "quantiles", eval.QuantilesExact, "ΔS quantiles: exact, or sketch (as the live windows, memory bounded)")
-	if err := fs.Parse(args); err != nil {
-		return exitBadInput
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if opt.Gold == "" || opt.Trace == "" || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "shadoweval eval: --gold and --trace are required, and nothing else")

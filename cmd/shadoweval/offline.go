@@ -54,8 +54,8 @@ func runScore(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&opt.Trace, "trace", "", "trace JSONL file (required)")
 	fs.Var((*pyInt)(&opt.K), "k", "cut-off for recall@k")
 	fs.StringVar(&opt.Gates, "gates", offline.DefaultScoreGates, "ship gates name=value,...")
-	if err := fs.Parse(args); err != nil {
-		return exitBadInput
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if opt.Gold == "" || opt.Trace == "" || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "shadoweval score: --gold and --trace are required, and nothing else")
@@ -104,8 +104,8 @@ func runAgreement(args []string, stdout, stderr io.Writer) int {
 	for _, name := range []string{"abstain_gate", "abstain-gate"} {
 		fs.Var((*pyFloat)(&opt.AbstainGate), name, "abstain rate gate")
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitBadInput
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 || opt.Pairs == "" && (opt.Scholar == "" || opt.Auditor == "") {
 		fmt.Fprintln(stderr, "shadoweval agreement: give --pairs F, or --scholar F and --auditor F")
@@ -124,8 +124,8 @@ func runAgreement(args []string, stdout, stderr io.Writer) int {
 
 func runTriage(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("triage", stderr)
-	if err := fs.Parse(args); err != nil {
-		return exitBadInput
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() != 2 {
 		fmt.Fprintln(stderr, "usage: shadoweval triage TRACE CHUNKS")
@@ -152,8 +152,8 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&opt.Items, "items", opt.Items, "gold items")
 	fs.Uint64Var(&opt.Seed, "seed", 1, "random seed; the same seed writes the same bytes")
 	fs.Float64Var(&opt.Awkward, "awkward", 0.2, "share of rows with awkward content")
-	if err := fs.Parse(args); err != nil {
-		return exitBadInput
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if goldPath == "" && tracePath == "" {
 		fmt.Fprintln(stderr, "shadoweval gen: give --gold and/or --trace")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/shadoweval/shadoweval/internal/cmdutil"
 	"github.com/shadoweval/shadoweval/stream"
 )
@@ -18,14 +21,14 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("replay", stderr)
 	subject := fs.String("subject", stream.DefaultReplaySubject, "subject to publish to")
 	rate := fs.Float64("rate", 0, "messages per second (0: as fast as possible)")
-	natsURL := fs.String("nats-url", "nats://127.0.0.1:4222", "NATS server URL")
+	natsURL := fs.String("nats-url", cmp.Or(os.Getenv("NATS_URL"), nats.DefaultURL), "NATS server URL (default: $NATS_URL, else the port where `shadoweval run` starts its embedded server)")
 	msgID := fs.Bool("msg-id", true, "set Nats-Msg-Id from each event's event_id")
 	partitionKey := fs.String("partition-key", "", `"qid": publish each event to SUBJECT.<key of its qid>, for a partitioned stream (cluster.partitions); "": to SUBJECT`)
-	if err := fs.Parse(reorder(args)); err != nil {
-		return exitBadInput
+	if code, ok := parseFlags(fs, reorder(args), stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: shadoweval replay FILE [--subject S] [--rate N] [--nats-url U] [--msg-id=false] [--partition-key qid]")
+		fmt.Fprintln(stderr, "usage: shadoweval replay FILE [--subject S] [--rate N] [--nats-url U] [--msg-id=false] [--partition-key qid]\nrun 'shadoweval replay --help' for its flags and examples")
 		return exitBadInput
 	}
 	if err := stream.CheckPartitionKey(*partitionKey); err != nil {
@@ -45,6 +48,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	cancel()
 	if err != nil {
 		fmt.Fprintf(stderr, "shadoweval replay: %v\n", err)
+		fmt.Fprintf(stderr, "Is a NATS server listening there? `shadoweval run` without a NATS URL starts one on %s (or on a free port when that one is taken: its log line \"embedded NATS server\" gives the URL to pass as --nats-url).\n", nats.DefaultURL)
 		return exitBadInput
 	}
 	defer nc.Close()
@@ -72,6 +76,11 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "; skipped %d lines over the server's max payload (first at line %d)", st.Oversize, st.FirstOversizeLine)
 	}
 	fmt.Fprintln(stdout)
+	if st.NotJSON > 0 {
+		fmt.Fprintf(stderr, "shadoweval replay: %s: lines that are not valid JSON: %d of %d (the first at line %d); published all the same: the sidecar rejects them as invalid_json (shadoweval_rejected_events_total, the dead-letter subject)\n",
+			fs.Arg(0), st.NotJSON, st.Sent, st.FirstNotJSONLine)
+		return exitFailed
+	}
 	return exitOK
 }
 

@@ -65,3 +65,43 @@ func TestReplayPartitionKeyCommand(t *testing.T) {
 		t.Errorf("summary %q", out.String())
 	}
 }
+
+// A line that is not JSON is published all the same, and replay says so
+// on stderr and exits 1.
+func TestReplayNotJSON(t *testing.T) {
+	s, nc := testenv.RunConnected(t)
+	got := testenv.Collect(t, nc, "rag.trace.>", 3)
+	file := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(file, []byte("{\"qid\":\"A1\"}\nnot json\n{\"qid\":\"A2\",\"qid\":\"A3\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs bytes.Buffer
+	if code := runReplay([]string{file, "--nats-url", s.ClientURL()}, &out, &errs); code != exitFailed {
+		t.Fatalf("exit %d, want %d; stderr %s", code, exitFailed, errs.String())
+	}
+	for range 3 {
+		testenv.Next(t, got)
+	}
+	if want := "lines that are not valid JSON: 2 of 3 (the first at line 2)"; !strings.Contains(errs.String(), want) {
+		t.Errorf("stderr %q lacks %q", errs.String(), want)
+	}
+	if !strings.HasPrefix(out.String(), "published 3 messages") {
+		t.Errorf("stdout %q", out.String())
+	}
+}
+
+// Without --nats-url, replay goes to $NATS_URL.
+func TestReplayNATSURLFromEnvironment(t *testing.T) {
+	s, nc := testenv.RunConnected(t)
+	got := testenv.Collect(t, nc, "rag.trace.live", 1)
+	t.Setenv("NATS_URL", s.ClientURL())
+	file := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(file, []byte("{\"qid\":\"A1\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs bytes.Buffer
+	if code := runReplay([]string{file}, &out, &errs); code != exitOK {
+		t.Fatalf("exit %d; stderr %s", code, errs.String())
+	}
+	testenv.Next(t, got)
+}

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar"
 )
@@ -51,8 +53,8 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	natsURL := fs.String("nats-url", "", "NATS server URL (overrides nats.url; empty everywhere: embedded server)")
 	gold := fs.String("gold", "", "gold JSONL file (overrides gold.file)")
 	listen := fs.String("listen", "", "HTTP listen address (overrides http.listen)")
-	if err := fs.Parse(args); err != nil {
-		return exitBadInput
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	cfg, err := loadConfig(*configPath, *natsURL, *gold, *listen)
 	if err != nil {
@@ -62,7 +64,8 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	log := newLogger(stderr, cfg.Log.Level)
 	setMemoryLimit(log)
 	// GOMAXPROCS set by hand is kept as it is.
-	app, err := sidecar.New(sidecar.Options{Config: cfg, Logger: log, AdaptProcs: os.Getenv("GOMAXPROCS") == ""})
+	app, err := sidecar.New(sidecar.Options{Config: cfg, Logger: log, AdaptProcs: os.Getenv("GOMAXPROCS") == "",
+		EmbeddedNATSPort: nats.DefaultPort, Version: buildVersion()})
 	if err != nil {
 		fmt.Fprintf(stderr, "shadoweval run: %v\n", err)
 		return exitBadInput

@@ -84,9 +84,11 @@ type Point struct {
 // CheckPoint is one check in a Point; Lo and Hi are NaN-free: a check
 // without interval is left out (Valid false).
 type CheckPoint struct {
-	Estimate, Lo, Hi float64
-	Valid            bool
-	Verdict          Verdict
+	Estimate float64 `json:"estimate"`
+	Lo       float64 `json:"lo"`
+	Hi       float64 `json:"hi"`
+	Valid    bool    `json:"valid"`
+	Verdict  Verdict `json:"verdict"`
 }
 
 // narrowEvery is the period, in seconds of event time, at which each

@@ -480,3 +480,21 @@ func FuzzDecodeSaved(f *testing.F) {
 		}
 	})
 }
+
+// The history's JSON keys are lower case like every other key of the API,
+// and a checkpoint written with the capitalised keys of earlier versions
+// still reads back.
+func TestCheckPointJSON(t *testing.T) {
+	cp := CheckPoint{Estimate: -0.01, Lo: -0.03, Hi: 0.02, Valid: true, Verdict: Inconclusive}
+	data, err := json.Marshal(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"estimate":-0.01,"lo":-0.03,"hi":0.02,"valid":true,"verdict":"inconclusive"}`; string(data) != want {
+		t.Errorf("CheckPoint JSON %s, want %s", data, want)
+	}
+	var old CheckPoint
+	if err := json.Unmarshal([]byte(`{"Estimate":-0.01,"Lo":-0.03,"Hi":0.02,"Valid":true,"Verdict":"inconclusive"}`), &old); err != nil || old != cp {
+		t.Errorf("capitalised CheckPoint read as %+v, %v; want %+v", old, err, cp)
+	}
+}

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +38,10 @@ type Handlers struct {
 	// Result, when set, gives an analysis' result in place of its own
 	// (a cluster's replicas answer with every member's events merged).
 	Result func(*Analysis) Result
+	// KnownArms, when set, lists the arms a verdict request may start an
+	// analysis for (SPEC §6): any other answers 404 and starts nothing,
+	// so that a typo never starts an analysis. nil: every arm.
+	KnownArms func() []string
 }
 
 func (h *Handlers) result(an *Analysis) Result {
@@ -98,13 +104,51 @@ func (h *Handlers) startOrGet(req StartRequest) (*Analysis, bool, error) {
 // broken template errors instead of reading as a verdict.
 func (h *Handlers) verdict(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	for name := range q {
+		if !verdictParams[name] {
+			// window=5m and the like: an analysis covers everything since
+			// its start, and a misspelt name must not go unnoticed.
+			writeError(w, http.StatusBadRequest, fmt.Errorf("%w: unknown parameter %q; the verdict takes analysis, arm, baseline and checks (an analysis covers everything both arms saw since it started, not a window)", ErrBadRequest, name))
+			return
+		}
+	}
 	req := StartRequest{ID: q.Get("analysis"), Arm: q.Get("arm"), Baseline: q.Get("baseline"), Checks: q.Get("checks")}
+	if unknown, known := h.unknownArm(req); unknown != "" {
+		writeJSON(w, http.StatusNotFound, map[string]any{
+			"error":      fmt.Sprintf("unknown arm %q: no event named it and the configuration does not (known arms: %s); no analysis was started", unknown, strings.Join(known, ", ")),
+			"known_arms": known,
+		})
+		return
+	}
 	an, _, err := h.startOrGet(req)
 	if err != nil {
 		writeError(w, errorStatus(err), err)
 		return
 	}
 	writeJSON(w, http.StatusOK, h.result(an))
+}
+
+// verdictParams are the query parameters of GET /api/v1/verdict.
+var verdictParams = map[string]bool{"analysis": true, "arm": true, "baseline": true, "checks": true}
+
+// unknownArm returns the arm of req, or its baseline, that KnownArms does
+// not list when req would start an analysis, with the known arms; "" when
+// the analysis runs already or both arms are known.
+func (h *Handlers) unknownArm(req StartRequest) (string, []string) {
+	if h.KnownArms == nil {
+		return "", nil
+	}
+	if _, ok := h.M.Get(cmp.Or(req.ID, req.Arm, DefaultArm)); ok {
+		return "", nil
+	}
+	known := h.KnownArms()
+	for _, arm := range []string{cmp.Or(req.Arm, DefaultArm), cmp.Or(req.Baseline, DefaultBaseline)} {
+		// A malformed name is Start's to refuse (400).
+		if nameProblem("arm", arm, false) == "" && !slices.Contains(known, arm) {
+			return arm, known
+		}
+	}
+	return "", nil
 }
 
 func (h *Handlers) start(w http.ResponseWriter, r *http.Request) {

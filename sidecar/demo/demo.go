@@ -635,12 +635,14 @@ func (t *tour) final(flushErr error) {
 		o.row("final", &rep, reps["live"])
 		reps[arm] = &rep
 	}
+	o.unscored(reps)
 	if reps["live"] != nil && reps["canary"] != nil {
 		o.compare(reps["canary"], reps["live"], t.degraded)
 	}
 	if t.an != nil {
 		o.analysisFinal(t.an.Result())
 	}
+	o.readingNotes()
 }
 
 func formatElapsed(d time.Duration) string {

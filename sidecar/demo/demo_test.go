@@ -109,6 +109,8 @@ func TestRunDegradesCanary(t *testing.T) {
 		"http://127.0.0.1:", "/metrics", "/api/v1/windows?arm=canary&window=1m",
 		"/api/v1/verdict?arm=canary&analysis=demo", "canary degrades at 1.5s",
 		"◆ analysis demo: inconclusive (started", "Analysis demo (canary − live",
+		// The awkward share is said, and so is what it becomes.
+		"5% of it awkward on purpose", "Not scored in the 1m window, the awkward 5% of the traffic", "\n  live ", " unlabeled", "Reading the status page: delta_s_retrieved_*",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q", want)
@@ -278,10 +280,12 @@ func TestVerdictLines(t *testing.T) {
 	p.verdict(110*time.Second, incon, fail)
 	fail.Checks[0] = ck("precision", analysis.Fail, -0.0231, -0.0203)
 	p.verdict(120*time.Second, fail, incon)
+	p.verdict(130*time.Second, incon, pass)
 	want := "  1:20  ◆ analysis demo: pass (all 2 checks with data pass; last to pass: citation_accuracy)\n" +
 		"  1:40  ◆ analysis demo: fail — precision arm − baseline in [−0.210, −0.120], entirely below −0.02\n" +
 		"  1:50  ◆ analysis demo: inconclusive (undecided: citation_accuracy)\n" +
-		"  2:00  ◆ analysis demo: fail — precision arm − baseline in [−0.023, −0.0203], entirely below −0.02\n"
+		"  2:00  ◆ analysis demo: fail — precision arm − baseline in [−0.023, −0.0203], entirely below −0.02\n" +
+		"  2:10  ◆ analysis demo: inconclusive (undecided: citation_accuracy) — no longer a pass: the canary changed, and a check whose interval moved off its earlier readings is judged afresh\n"
 	if b.String() != want {
 		t.Errorf("verdict lines:\n%s\nwant:\n%s", b.String(), want)
 	}

@@ -71,6 +71,8 @@ func (p *printer) banner(opt Options, app *sidecar.App, goldPath string, fellBac
 	}
 	p.printf("  traffic   %s events/s per arm, ts on the demo clock; canary quality %.2f → %.2f %s\n",
 		formatRate(opt.Rate), liveQuality, degradedQuality, degrade)
+	p.printf("            %.0f%% of it awkward on purpose, as real traffic is: qids outside the gold set (counted\n", awkward*100)
+	p.printf("            unlabeled), redeliveries (duplicate), field aliases, odd spellings; counted, never scored\n")
 	if opt.Speed != 1 {
 		p.printf("  clock     the demo clock runs %s× the wall clock until the canary has failed, then in real time;\n", formatRate(opt.Speed))
 		p.printf("            the sidecar runs on it, and the times below are on it\n")
@@ -343,6 +345,12 @@ func (p *printer) verdict(at time.Duration, r, prev analysis.Result) {
 		if u := undecided(r); len(u) > 0 {
 			msg += " (undecided: " + strings.Join(u, ", ") + ")"
 		}
+		if prev.Verdict == analysis.Pass {
+			// The running intersection of a check is dropped when its
+			// interval now misses it: the arm changed, and the check is
+			// judged on the evidence as it is now.
+			msg += " — no longer a pass: the canary changed, and a check whose interval moved off its earlier readings is judged afresh"
+		}
 	}
 	p.printf("%6s  %s\n", formatElapsed(at), p.paint(code+ansiBold, "◆ analysis "+r.Analysis+": "+msg))
 }
@@ -433,6 +441,40 @@ func shortList(names []string) string {
 		return strings.Join(names, ", ")
 	}
 	return fmt.Sprintf("%s, +%d", strings.Join(names[:3], ", "), len(names)-3)
+}
+
+// unscored prints, per arm, the events of its final window that were not
+// scored: the awkward share of the traffic, counted on purpose.
+func (p *printer) unscored(reps map[string]*sidecar.WindowReport) {
+	var parts []string
+	for _, arm := range arms {
+		rep := reps[arm]
+		if rep == nil {
+			continue
+		}
+		var counts []string
+		for _, o := range []string{"unlabeled", "duplicate", "late", "rejected", "join_timeout"} {
+			if n := rep.Events[o]; n > 0 {
+				counts = append(counts, fmt.Sprintf("%d %s", n, o))
+			}
+		}
+		if len(counts) > 0 {
+			parts = append(parts, arm+" "+strings.Join(counts, ", "))
+		}
+	}
+	if len(parts) > 0 {
+		p.printf("Not scored in the %s window, the awkward %.0f%% of the traffic, counted as in production:\n  %s\n", reportWindow, awkward*100, strings.Join(parts, "; "))
+	}
+}
+
+// readingNotes explains the numbers of the status page that look alarming
+// on a healthy arm and are not.
+func (p *printer) readingNotes() {
+	p.printf("%s\n", p.paint(ansiDim, `Reading the status page: delta_s_retrieved_* cover every ranked item, the weak tail and the
+unanswerable questions included, so a healthy arm's p90 sits in the risk zone; the zones and gates
+judge the cited ΔS (delta_s_median, delta_s_p90). triage_refusal_suspect follows seed 004: a
+refusal is suspect when the evidence shares any word of 3 or more letters with the question, so
+on real text nearly every refusal counts, the right ones too; read it against the live arm.`))
 }
 
 // analysisFinal prints every check of the analysis.

@@ -1,0 +1,92 @@
+// Command publisher is a retriever's side of shadoweval: after answering a
+// request it publishes one trace event on NATS, on rag.trace.<arm>, with
+// the arm of the pod it runs in.
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"log"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// event is a trace event (shadoweval's README: Formats by example).
+type event struct {
+	QID       string    `json:"qid"`
+	RequestID string    `json:"request_id"`
+	Arm       string    `json:"arm"`
+	TS        time.Time `json:"ts"`
+	Query     string    `json:"query"`
+	TopK      []item    `json:"topk"`
+	Answer    answer    `json:"answer_json"`
+}
+
+type item struct {
+	ID    string  `json:"id"`
+	Score float64 `json:"score"`
+}
+
+type answer struct {
+	Claim     string   `json:"claim"`
+	Citations []string `json:"citations"`
+}
+
+// arm is the pod's arm, from its labels, which the Downward API writes to
+// a file (LABELS_FILE, default /etc/podinfo/labels) and keeps up to date:
+// Flagger's primary pods (app: <name>-primary) are live; otherwise the
+// label arm says, which Argo Rollouts sets to canary or live on each pod
+// (canaryMetadata, stableMetadata) and changes on promotion; live when
+// there is none. Read it for each event (or every few seconds).
+func arm() string {
+	f, err := os.Open(cmp.Or(os.Getenv("LABELS_FILE"), "/etc/podinfo/labels"))
+	if err != nil {
+		return "live"
+	}
+	defer f.Close()
+	labels := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if key, value, ok := strings.Cut(sc.Text(), "="); ok {
+			if v, err := strconv.Unquote(value); err == nil {
+				labels[key] = v
+			}
+		}
+	}
+	if strings.HasSuffix(labels["app"], "-primary") {
+		return "live"
+	}
+	return cmp.Or(labels["arm"], "live")
+}
+
+func main() {
+	nc, err := nats.Connect(cmp.Or(os.Getenv("NATS_URL"), nats.DefaultURL), nats.Name("retriever"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer nc.Close()
+
+	// What the retriever retrieved and answered for one request.
+	ev := event{
+		QID: "A0001", RequestID: "r-20931", Arm: arm(), TS: time.Now().UTC(),
+		Query:  "Does X support null keys?",
+		TopK:   []item{{ID: "p1#2", Score: 0.83}, {ID: "p1#1", Score: 0.61}},
+		Answer: answer{Claim: "X rejects null keys.", Citations: []string{"p1#2"}},
+	}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := nc.Publish("rag.trace."+ev.Arm, data); err != nil {
+		log.Fatal(err)
+	}
+	// A server publishing all day flushes on its way out (nc.Drain).
+	if err := nc.Flush(); err != nil {
+		log.Fatal(err)
+	}
+}

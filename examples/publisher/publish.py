@@ -1,0 +1,53 @@
+"""A retriever's side of shadoweval, with nats-py (pip install nats-py):
+after answering a request, publish one trace event on NATS, on
+rag.trace.<arm>, with the arm of the pod it runs in."""
+import asyncio
+import json
+import os
+from datetime import datetime, timezone
+
+
+def arm():
+    """The pod's arm, from its labels, which the Downward API writes to a
+    file (LABELS_FILE, default /etc/podinfo/labels) and keeps up to date:
+    Flagger's primary pods (app: <name>-primary) are live; otherwise the
+    label arm says, which Argo Rollouts sets to canary or live on each pod
+    and changes on promotion; live when there is none."""
+    labels = {}
+    try:
+        with open(os.environ.get("LABELS_FILE", "/etc/podinfo/labels")) as f:
+            for line in f:
+                key, _, value = line.strip().partition("=")
+                labels[key] = value.strip('"')
+    except OSError:
+        return "live"
+    if labels.get("app", "").endswith("-primary"):
+        return "live"
+    return labels.get("arm") or "live"
+
+
+def trace_event(arm):
+    """What the retriever retrieved and answered for one request."""
+    return {
+        "qid": "A0001",
+        "request_id": "r-20931",
+        "arm": arm,
+        "ts": datetime.now(timezone.utc).isoformat(),
+        "query": "Does X support null keys?",
+        "topk": [{"id": "p1#2", "score": 0.83}, {"id": "p1#1", "score": 0.61}],
+        "answer_json": {"claim": "X rejects null keys.", "citations": ["p1#2"]},
+    }
+
+
+async def main():
+    import nats
+
+    nc = await nats.connect(os.environ.get("NATS_URL", "nats://127.0.0.1:4222"))
+    event = trace_event(arm())
+    await nc.publish("rag.trace." + event["arm"], json.dumps(event).encode())
+    await nc.flush()
+    await nc.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
