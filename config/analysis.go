@@ -25,6 +25,10 @@ type AnalysisConfig struct {
 	// of each compared pair of arms waiting for a partner; past it the
 	// oldest wait no longer. Default 100000.
 	PairMaxPending int `yaml:"pair_max_pending"`
+	// VisitGap is the most event time between a candidate's runs of one
+	// qid in one visit (paraphrases × seeds asked together), whose pairs
+	// the paired comparison takes as one observation; default 10s.
+	VisitGap Duration `yaml:"visit_gap"`
 }
 
 // AnalysisCheck is one check of a set. With Op empty it is a comparison check:
@@ -53,6 +57,7 @@ const (
 	defaultAnalysisDuration  = 24 * time.Hour // max_duration and retention
 	DefaultPairHorizon       = 10 * time.Minute
 	DefaultPairMaxPending    = 100000
+	DefaultVisitGap          = 10 * time.Second
 )
 
 // The shipped check sets; the verdict endpoints name them (SPEC §6), so a
@@ -107,6 +112,7 @@ func defaultAnalysis() AnalysisConfig {
 		KVBucket:       DefaultAnalysisKVBucket,
 		PairHorizon:    Duration(DefaultPairHorizon),
 		PairMaxPending: DefaultPairMaxPending,
+		VisitGap:       Duration(DefaultVisitGap),
 	}
 }
 
@@ -152,6 +158,7 @@ func (k *checker) analysis() {
 	k.positiveDuration("analysis.max_duration", a.MaxDuration)
 	k.positiveDuration("analysis.retention", a.Retention)
 	k.positiveDuration("analysis.pair_horizon", a.PairHorizon)
+	k.positiveDuration("analysis.visit_gap", a.VisitGap)
 	if a.PairMaxPending < 1 {
 		k.errf("analysis.pair_max_pending", "must be >= 1, got %d", a.PairMaxPending)
 	}

@@ -46,7 +46,7 @@ type analyses struct {
 func (a *App) newAnalyses(onVerdict func(analysis.Result)) {
 	an := &analyses{onVerdict: onVerdict}
 	opt := analysis.Options{
-		Config: a.cfg.Analysis, Ks: a.cfg.K, MinRuns: a.cfg.Lambda.MinRuns,
+		Config: a.cfg.Analysis, Ks: a.cfg.K, MinRuns: a.cfg.Lambda.MinRuns, Lateness: time.Duration(a.cfg.Window.MaxLateness),
 		Persist: func(x *analysis.Analysis) { a.checkpoint(context.Background(), x) },
 	}
 	if a.cfg.Cluster.Clustered() {

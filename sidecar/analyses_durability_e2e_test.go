@@ -115,17 +115,15 @@ func sameAnalysis(t *testing.T, what string, a, b analysis.Result, minWithData i
 	}
 }
 
-// unpairedOnly is r with each check as judged without its matched pairs:
-// its unpaired sequence as its interval, no pairing, no verdict.
+// unpairedOnly is r with what its accumulators say of each check (its
+// estimate, values and samples), without what its matched pairs and its
+// running intersection add: no interval, pairing or verdict.
 func unpairedOnly(r analysis.Result) analysis.Result {
 	r.Checks = slices.Clone(r.Checks)
 	r.Verdict, r.Reason = "", ""
 	for i := range r.Checks {
 		c := &r.Checks[i]
-		if c.UnpairedInterval != nil {
-			c.Interval = c.UnpairedInterval
-		}
-		c.Pairing, c.Pairs, c.PairedInterval, c.UnpairedInterval = "", 0, nil, nil
+		c.Interval, c.Pairing, c.Pairs, c.PairedInterval, c.UnpairedInterval = nil, "", 0, nil, nil
 		c.Verdict, c.Reason = "", ""
 	}
 	return r

@@ -100,7 +100,7 @@ func TestAnalysesE2E(t *testing.T) {
 	}
 	h.checkFlagger("X inconclusive", metaX, analysis.Inconclusive)
 	h.checkFlagger("flagger id inconclusive", noMeta, analysis.Inconclusive)
-	h.checkJudge("X inconclusive", kayentaBody("", "X", 95, 75), "", "X", analysis.Inconclusive, 75)
+	h.checkJudge("X inconclusive", kayentaBody("", "X", 95, 75), "", "X", analysis.Inconclusive, 85)
 	h.checkJudge("X inconclusive, marginal over pass", kayentaBody("", "X", 70, 75), "", "X", analysis.Inconclusive, 69)
 
 	// 2. Healthy canary, live and shadow traffic: still inconclusive with

@@ -22,6 +22,9 @@ type layout struct {
 	sumR     int // sums[sumR+i]: Σ R@k[i]
 	nSums    int
 	nTriages int
+	// Cumulative cells only: the visit sums (visits.go), nVisit counts
+	// from visits, at the end of the counts.
+	visits, nVisit int
 }
 
 func newLayout(nk int) layout {

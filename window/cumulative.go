@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/DataDog/sketches-go/ddsketch/store"
 )
@@ -57,8 +58,8 @@ const maxDenseQIDKey = 1 << 22
 // NewCumulative returns an empty accumulator for the cut-offs ks and
 // groups of minRuns runs (at least 1).
 func NewCumulative(ks []int, minRuns int) *Cumulative {
-	l := newLayout(len(ks))
-	own := &Shared{LambdaTable: LambdaTable{byHash: map[uint64]int32{}}}
+	l := newCumulativeLayout(len(ks))
+	own := &Shared{l: l, vis: newVisits(ks), LambdaTable: LambdaTable{byHash: map[uint64]int32{}}}
 	return &Cumulative{l: l, ks: slices.Clone(ks), minRuns: min(max(minRuns, 1), maxGroupRuns), c: newCell(&l), sh: own, col: own.column()}
 }
 
@@ -88,7 +89,8 @@ func (cu *Cumulative) Detach() {
 		return
 	}
 	cu.fold()
-	own := &Shared{LambdaTable: LambdaTable{byHash: map[uint64]int32{}}}
+	own := &Shared{l: cu.l, vis: newVisits(cu.ks), LambdaTable: LambdaTable{byHash: map[uint64]int32{}}}
+	own.vis.gap = cu.sh.vis.gap
 	col := own.column()
 	cu.sh.open(cu.col, func(hash uint64, g *openGroup) { *own.group(own.rowByHash(hash), col) = *g })
 	cu.sh.detach(cu)
@@ -134,6 +136,14 @@ func (cu *Cumulative) fold() {
 // the counters it adds to, its sums in fixed point, its ΔS sketch index
 // and its qid's hash are worked out once, not once per accumulator.
 type Prepared struct {
+	// What the visit sums read (visits.go): the event's counters, its time
+	// (Unix ns; callers that know it better set it), and what it changes.
+	set    CounterSet
+	recall uint32
+	triage int8
+	ns     int64
+	vinc   visitIncs
+
 	lambda   bool
 	run      LambdaRun
 	qidKey   uint32
@@ -168,6 +178,10 @@ func PrepareAccepted(o *Observation, nk int, p *Prepared) error {
 	// Field by field: the lists are read only up to their lengths, and
 	// clearing them would cost more than the rest.
 	p.lambda, p.run, p.qidKey, p.qid, p.hash = inLambda(o), o.Lambda, o.QIDKey, o.QID, 0
+	p.set, p.recall, p.triage, p.ns, p.vinc.n = o.eventCounters(), o.RecallStrict, int8(o.Triage), 0, 0
+	if !o.Time.IsZero() {
+		p.ns = o.Time.UnixNano()
+	}
 	p.cited, p.citedIdx, p.citedVal, p.anchor, p.nInc, p.nSum = false, 0, 0, 0, 0, 0
 	// The counts of cell.addCounts, as a list.
 	l := newLayout(nk)
@@ -197,6 +211,10 @@ func PrepareAccepted(o *Observation, nk int, p *Prepared) error {
 	return nil
 }
 
+// SetTime sets the event time p is counted at (Unix ns), when it is not
+// the observation's own.
+func (p *Prepared) SetTime(ns int64) { p.ns = ns }
+
 // Add records one observation; an invalid one is refused (ErrInvalid) and
 // nothing is recorded. The arm and time of o are the caller's business.
 func (cu *Cumulative) Add(o *Observation) error {
@@ -213,6 +231,7 @@ func (cu *Cumulative) Add(o *Observation) error {
 // its sketch is the dearest part of an event.
 func (cu *Cumulative) AddPrepared(p *Prepared) {
 	cu.fold() // an attached one's own cited bounds need its folded count
+	cu.sh.visit(p)
 	cu.addCounts(p)
 	cu.events++
 	if p.lambda {
@@ -250,6 +269,22 @@ func (cu *Cumulative) Exclude(p *Prepared) {
 	cu.exN++
 }
 
+// ExcludeVisit takes what an observation added to cu's Shared's visit sums
+// back out of cu, which takes the observation but not its visit (one that
+// may have begun before cu's analysis: visits.go).
+func (cu *Cumulative) ExcludeVisit(p *Prepared) {
+	if !cu.attached() || p.vinc.n == 0 {
+		return
+	}
+	if cu.ex == nil {
+		cu.ex = newCell(&cu.l)
+	}
+	p.vinc.apply(cu.ex.cnt)
+}
+
+// VisitGap is the span of cu's visits.
+func (cu *Cumulative) VisitGap() time.Duration { return time.Duration(cu.sh.vis.gap) }
+
 func (cu *Cumulative) addCounts(p *Prepared) { addCounts(cu.c, p) }
 
 // addCounts adds a prepared observation's counts, sums and ΔS-cited value
@@ -266,6 +301,7 @@ func addCounts(c *cell, p *Prepared) {
 	if p.cited {
 		c.cited.addIndex(p.citedIdx, p.citedVal)
 	}
+	p.vinc.apply(cnt)
 }
 
 // addRun adds the observation's run to cu's group in row r, and judges the

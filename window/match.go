@@ -3,6 +3,7 @@ package window
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -63,11 +64,60 @@ func (t *Table) add(o *Table, sign int64) {
 // Auditor][baseline Scholar·4 + Auditor], labels in JudgementLabels order.
 type JudgedTable [nLabels * nLabels][nLabels * nLabels]int64
 
+// A visit is a candidate's runs of one qid that follow each other closely
+// (paraphrases × seeds asked together): its pairs share the question, so
+// their differences are not independent of each other, and the paired
+// comparison takes each visit as one observation, the mean of its pairs'
+// differences. Visits are independent: each asks a question drawn afresh.
+//
+// maxVisitPairs bounds a visit, so that its summary fits in 8 bits a
+// field; a qid asked without pause that long is split into visits of
+// that many pairs.
+const maxVisitPairs = 255
+
+// VisitSummary is what one visit's pairs say of one paired series, packed
+// 8 bits a field: over its pairs, the candidate's and the baseline's
+// numerators and denominators (nc, dc, nb, db), the pairs counted on both
+// sides (both) and their numerators (ncBoth, nbBoth).
+type VisitSummary uint64
+
+// Fields unpacks v.
+func (v VisitSummary) Fields() (nc, dc, nb, db, both, ncBoth, nbBoth int) {
+	f := func(i uint) int { return int(v>>(8*i)) & 0xff }
+	return f(0), f(1), f(2), f(3), f(4), f(5), f(6)
+}
+
+// invalid says whether v could not have been written: more than 56 bits,
+// or numerators above their denominators, pairs counted on both sides
+// above either side's.
+func (v VisitSummary) invalid() bool {
+	nc, dc, nb, db, both, ncBoth, nbBoth := v.Fields()
+	return v>>56 != 0 || nc > dc || nb > db || both > min(dc, db) || ncBoth > both || nbBoth > both || ncBoth > nc || nbBoth > nb
+}
+
+// Pairs is the number of v's pairs counted on at least one side.
+func (v VisitSummary) Pairs() int {
+	_, dc, _, db, both, _, _ := v.Fields()
+	return dc + db - both
+}
+
+// visitAcc accumulates a VisitSummary's fields.
+type visitAcc [7]uint8
+
+func (a *visitAcc) summary() VisitSummary {
+	var v VisitSummary
+	for i, x := range a {
+		v |= VisitSummary(x) << (8 * i)
+	}
+	return v
+}
+
 // Matches are the counts of a candidate arm's observations matched with a
 // baseline arm's.
 type Matches struct {
-	// Tables has one table per paired series (PairedSeries), in order.
-	Tables []Table
+	// Visits holds, per paired series (PairedSeries, in order), how many
+	// closed visits had each summary.
+	Visits []map[VisitSummary]int64
 	// Lambda holds paired λ groups: [0] convergent, [1] flipping, each
 	// side's cell 1 (no) or 2 (yes).
 	Lambda [2]Table
@@ -80,13 +130,23 @@ type Matches struct {
 
 // NewMatches returns empty counts for the cut-offs ks.
 func NewMatches(ks []int) *Matches {
-	return &Matches{Tables: make([]Table, len(PairedSeries(ks))), nk: len(ks)}
+	m := &Matches{Visits: make([]map[VisitSummary]int64, len(PairedSeries(ks))), nk: len(ks)}
+	for i := range m.Visits {
+		m.Visits[i] = map[VisitSummary]int64{}
+	}
+	return m
 }
 
 // Add adds sign × o to m (same cut-offs).
 func (m *Matches) Add(o *Matches, sign int64) {
-	for i := range m.Tables {
-		m.Tables[i].add(&o.Tables[i], sign)
+	for i, vs := range o.Visits {
+		for v, n := range vs {
+			if c := m.Visits[i][v] + sign*n; c != 0 {
+				m.Visits[i][v] = c
+			} else {
+				delete(m.Visits[i], v)
+			}
+		}
 	}
 	m.Lambda[0].add(&o.Lambda[0], sign)
 	m.Lambda[1].add(&o.Lambda[1], sign)
@@ -103,14 +163,19 @@ func (m *Matches) Add(o *Matches, sign int64) {
 
 func (m *Matches) clone() *Matches {
 	c := *m
-	c.Tables = slices.Clone(m.Tables)
+	c.Visits = make([]map[VisitSummary]int64, len(m.Visits))
+	for i, vs := range m.Visits {
+		c.Visits[i] = maps.Clone(vs)
+	}
 	return &c
 }
 
 func (m *Matches) reset() {
-	clear(m.Tables)
-	tables := m.Tables
-	*m = Matches{Tables: tables, nk: m.nk}
+	for _, vs := range m.Visits {
+		clear(vs)
+	}
+	visits := m.Visits
+	*m = Matches{Visits: visits, nk: m.nk}
 }
 
 // PairedSeries are the series a matched pair of events counts in a table:
@@ -169,15 +234,18 @@ func pairedCells(ks []int) []pairedCell {
 	return out
 }
 
-// matchesState is the serialised form of Matches: tables by series name,
-// so that a build with other cut-offs restores the series both have.
+// matchesState is the serialised form of Matches: series by name, so that
+// a build with other cut-offs restores the series both have.
 type matchesState struct {
-	Tables          map[string]Table `json:"tables,omitempty"`
-	Judged          map[string]int64 `json:"judged,omitempty"` // "c_s.c_a/b_s.b_a" label indices → count
-	ByRequest       int64            `json:"by_request,omitempty"`
-	ByQID           int64            `json:"by_qid,omitempty"`
-	JudgedByRequest int64            `json:"judged_by_request,omitempty"`
-	JudgedByQID     int64            `json:"judged_by_qid,omitempty"`
+	// Visits maps a series' name to its visit summaries (in decimal) and
+	// their counts.
+	Visits          map[string]map[string]int64 `json:"visits,omitempty"`
+	Tables          map[string]Table            `json:"tables,omitempty"` // the paired λ groups
+	Judged          map[string]int64            `json:"judged,omitempty"` // "c/b" label pair indices → count
+	ByRequest       int64                       `json:"by_request,omitempty"`
+	ByQID           int64                       `json:"by_qid,omitempty"`
+	JudgedByRequest int64                       `json:"judged_by_request,omitempty"`
+	JudgedByQID     int64                       `json:"judged_by_qid,omitempty"`
 }
 
 const (
@@ -185,19 +253,18 @@ const (
 	lambdaFlipTable        = "lambda_flip_rate"
 )
 
-// MarshalJSON writes m for a checkpoint or a cluster part.
-func (m *Matches) MarshalJSON() ([]byte, error) {
-	return json.Marshal(m.state(nil))
-}
-
 func (m *Matches) state(ks []int) matchesState {
-	s := matchesState{Tables: map[string]Table{}, ByRequest: m.ByRequest, ByQID: m.ByQID,
+	s := matchesState{Visits: map[string]map[string]int64{}, Tables: map[string]Table{}, ByRequest: m.ByRequest, ByQID: m.ByQID,
 		JudgedByRequest: m.JudgedByRequest, JudgedByQID: m.JudgedByQID}
-	names := m.names(ks)
-	for i, t := range m.Tables {
-		if t != (Table{}) {
-			s.Tables[names[i]] = t
+	for i, sr := range PairedSeries(ks) {
+		if len(m.Visits[i]) == 0 {
+			continue
 		}
+		vs := make(map[string]int64, len(m.Visits[i]))
+		for v, n := range m.Visits[i] {
+			vs[strconv.FormatUint(uint64(v), 10)] = n
+		}
+		s.Visits[sr.Name] = vs
 	}
 	for i, name := range []string{lambdaConvergenceTable, lambdaFlipTable} {
 		if m.Lambda[i] != (Table{}) {
@@ -217,22 +284,6 @@ func (m *Matches) state(ks []int) matchesState {
 	return s
 }
 
-// names are the paired series' names for m's tables; without ks, the
-// cut-offs m was made with are unknown and the names are positional.
-func (m *Matches) names(ks []int) []string {
-	names := make([]string, len(m.Tables))
-	if ks != nil {
-		for i, s := range PairedSeries(ks) {
-			names[i] = s.Name
-		}
-		return names
-	}
-	for i := range names {
-		names[i] = "#" + strconv.Itoa(i)
-	}
-	return names
-}
-
 // EncodeMatches writes m with its series named for the cut-offs ks.
 func EncodeMatches(m *Matches, ks []int) ([]byte, error) { return json.Marshal(m.state(ks)) }
 
@@ -249,6 +300,19 @@ func DecodeMatches(b []byte, ks []int) (*Matches, error) {
 	for i, sr := range PairedSeries(ks) {
 		at[sr.Name] = i
 	}
+	for name, vs := range s.Visits {
+		i, ok := at[name]
+		if !ok {
+			return nil, fmt.Errorf("window: matched pairs: series %q is not one this build pairs", name)
+		}
+		for key, n := range vs {
+			v, err := strconv.ParseUint(key, 10, 64)
+			if err != nil || n <= 0 || VisitSummary(v).invalid() {
+				return nil, fmt.Errorf("window: matched pairs: %s: visit %q counted %d", name, key, n)
+			}
+			m.Visits[i][VisitSummary(v)] = n
+		}
+	}
 	for name, t := range s.Tables {
 		for a := range 3 {
 			for b := range 3 {
@@ -263,11 +327,7 @@ func DecodeMatches(b []byte, ks []int) (*Matches, error) {
 		case lambdaFlipTable:
 			m.Lambda[1] = t
 		default:
-			i, ok := at[name]
-			if !ok {
-				return nil, fmt.Errorf("window: matched pairs: series %q is not one this build pairs", name)
-			}
-			m.Tables[i] = t
+			return nil, fmt.Errorf("window: matched pairs: table %q is not one this build keeps", name)
 		}
 	}
 	for key, n := range s.Judged {
@@ -500,6 +560,24 @@ type Matcher struct {
 	views   []*Matched
 	// Every view takes a pair whose events all lie in [lo, hi).
 	lo, hi int64
+	// Visits still open, by qid key and in the order they opened.
+	visits    map[uint64]*openVisit
+	opened    []*openVisit
+	gap, late int64 // MatchOptions.Gap and Lateness, ns
+	newest    int64 // the latest candidate event time paired
+	// first is the earliest start of the views: events before it reach
+	// no view, and are not offered to be paired.
+	first int64
+}
+
+// openVisit is a visit still taking pairs.
+type openVisit struct {
+	key    uint64
+	span   int64 // VisitSpan of its candidate events
+	lo, hi int64 // the times of its pairs' events
+	pairs  int
+	closed bool
+	acc    []visitAcc // per paired series
 }
 
 // MatchOptions size a Matcher.
@@ -507,6 +585,10 @@ type MatchOptions struct {
 	Ks      []int
 	MinRuns int   // lambda.min_runs
 	Horizon int64 // the most event time between two matched events, ns
+	// Gap is the span of a visit (visits.go), ns; Lateness how late an
+	// event may still come (window.max_lateness): a visit closes once no
+	// run can join it.
+	Gap, Lateness int64
 	// MaxPending bounds the events (and, apart, the judgement pairs)
 	// waiting for a partner; past it the oldest are forgotten.
 	MaxPending int
@@ -518,6 +600,7 @@ func NewMatcher(opt MatchOptions) *Matcher {
 		ks: slices.Clone(opt.Ks), minRuns: min(max(opt.MinRuns, 1), maxGroupRuns), cells: pairedCells(opt.Ks),
 		events: newPairQueue(opt.Horizon, opt.MaxPending), judged: newPairQueue(opt.Horizon, opt.MaxPending),
 		groups: map[uint64]*pairedGroup{}, tot: NewMatches(opt.Ks), lo: math.MinInt64, hi: math.MaxInt64,
+		visits: map[uint64]*openVisit{}, gap: max(opt.Gap, 1), late: opt.Lateness, newest: math.MinInt64, first: math.MinInt64,
 	}
 }
 
@@ -544,6 +627,9 @@ func requestHash(id string) uint64 {
 // Offer matches an observation of side (Candidate or Baseline) at event
 // time t (Unix ns), or keeps it waiting for its partner.
 func (mt *Matcher) Offer(side int, o *Observation, t int64) {
+	if t < mt.first {
+		return
+	}
 	e := matchEvent{t: t, key: keyOf(o.QIDKey, o.QID), req: requestHash(o.RequestID), set: o.eventCounters(),
 		recall: o.RecallStrict, triage: int8(o.Triage), side: uint8(side), lambda: inLambda(o), run: o.Lambda}
 	p, byRequest := mt.events.offer(&e)
@@ -555,29 +641,117 @@ func (mt *Matcher) Offer(side int, o *Observation, t int64) {
 		c, b = p, &e
 	}
 	lo, hi := min(c.t, b.t), max(c.t, b.t)
-	mt.countPair(mt.tot, c, b, byRequest, 1)
+	countBy := func(m *Matches) {
+		if byRequest {
+			m.ByRequest++
+		} else {
+			m.ByQID++
+		}
+	}
+	countBy(mt.tot)
 	if lo < mt.lo || hi >= mt.hi {
 		for _, v := range mt.views {
 			if lo < v.start || hi >= v.end {
-				mt.countPair(v.excluded(), c, b, byRequest, 1)
+				countBy(v.excluded())
 			}
 		}
 	}
+	mt.visit(c, b)
 	if c.lambda && b.lambda {
 		mt.groupRun(c, b)
 	}
 }
 
-// countPair adds sign × one pair of events to m's tables.
-func (mt *Matcher) countPair(m *Matches, c, b *matchEvent, byRequest bool, sign int64) {
-	for i := range mt.cells {
-		pc := &mt.cells[i]
-		m.Tables[i][pc.cell(c)][pc.cell(b)] += sign
+// visit adds a pair to the open visit of its qid and span (visits.go: a
+// qid's runs within one span of the gap), or opens one; a pair older than
+// its qid's open visit is a visit of its own. Visits no run can join any
+// more, their span past by the lateness allowed, close.
+func (mt *Matcher) visit(c, b *matchEvent) {
+	span := VisitSpan(c.t, mt.gap)
+	v := mt.visits[c.key]
+	if v != nil && (span != v.span || v.pairs >= maxVisitPairs) {
+		if span < v.span {
+			v = &openVisit{key: c.key, span: span, lo: math.MaxInt64, hi: math.MinInt64, acc: make([]visitAcc, len(mt.cells))}
+			v.add(mt.cells, c, b)
+			mt.closeVisit(v)
+			return
+		}
+		mt.closeVisit(v)
+		v = nil
 	}
-	if byRequest {
-		m.ByRequest += sign
-	} else {
-		m.ByQID += sign
+	if v == nil {
+		v = &openVisit{key: c.key, span: span, lo: math.MaxInt64, hi: math.MinInt64, acc: make([]visitAcc, len(mt.cells))}
+		mt.visits[c.key] = v
+		mt.opened = append(mt.opened, v)
+	}
+	v.add(mt.cells, c, b)
+	mt.newest = max(mt.newest, c.t)
+	for len(mt.opened) > 0 {
+		o := mt.opened[0]
+		if !o.closed && mt.newest < (o.span+1)*mt.gap+mt.late {
+			break
+		}
+		mt.closeVisit(o)
+		mt.opened[0] = nil
+		mt.opened = mt.opened[1:]
+	}
+}
+
+// add counts a pair in the visit.
+func (v *openVisit) add(cells []pairedCell, c, b *matchEvent) {
+	for i := range cells {
+		pc := &cells[i]
+		cc, cb := pc.cell(c), pc.cell(b)
+		a := &v.acc[i]
+		if cc != cellOut {
+			a[1]++
+			if cc == cellHit {
+				a[0]++
+			}
+		}
+		if cb != cellOut {
+			a[3]++
+			if cb == cellHit {
+				a[2]++
+			}
+		}
+		if cc != cellOut && cb != cellOut {
+			a[4]++
+			if cc == cellHit {
+				a[5]++
+			}
+			if cb == cellHit {
+				a[6]++
+			}
+		}
+	}
+	v.pairs++
+	v.lo, v.hi = min(v.lo, c.t, b.t), max(v.hi, c.t, b.t)
+}
+
+// closeVisit counts a visit's summaries, once.
+func (mt *Matcher) closeVisit(v *openVisit) {
+	if v.closed {
+		return
+	}
+	v.closed = true
+	if mt.visits[v.key] == v {
+		delete(mt.visits, v.key)
+	}
+	add := func(m *Matches) {
+		for i := range v.acc {
+			if v.acc[i][1] != 0 || v.acc[i][3] != 0 {
+				m.Visits[i][v.acc[i].summary()]++
+			}
+		}
+	}
+	add(mt.tot)
+	if v.lo < mt.lo || v.hi >= mt.hi {
+		for _, w := range mt.views {
+			if v.lo < w.start || v.hi >= w.end {
+				add(w.excluded())
+			}
+		}
 	}
 }
 
@@ -625,6 +799,9 @@ func (mt *Matcher) OfferJudged(side int, p *PairObservation, t int64) error {
 	si, ai := labelIndex(p.Scholar), labelIndex(p.Auditor)
 	if si < 0 || ai < 0 {
 		return invalidf("judgement labels %q/%q: want one of %v", p.Scholar, p.Auditor, JudgementLabels)
+	}
+	if t < mt.first {
+		return nil
 	}
 	e := matchEvent{t: t, key: keyOf(0, p.QID), req: requestHash(p.RequestID), triage: int8(si*nLabels + ai), side: uint8(side)}
 	q, byRequest := mt.judged.offer(&e)
@@ -717,9 +894,12 @@ func (v *Matched) Detach() {
 }
 
 func (mt *Matcher) refresh() {
-	mt.lo, mt.hi = math.MinInt64, math.MaxInt64
+	mt.lo, mt.hi, mt.first = math.MinInt64, math.MaxInt64, math.MaxInt64
 	for _, v := range mt.views {
-		mt.lo, mt.hi = max(mt.lo, v.start), min(mt.hi, v.end)
+		mt.lo, mt.hi, mt.first = max(mt.lo, v.start), min(mt.hi, v.end), min(mt.first, v.start)
+	}
+	if len(mt.views) == 0 {
+		mt.first = math.MinInt64
 	}
 }
 
@@ -744,22 +924,30 @@ func (v *Matched) Counts() *Matches {
 	return v.own.clone()
 }
 
-// Paired is the table of matched pairs that counts series s (of the
-// cut-offs ks), and how many of those pairs were matched by request and by
-// qid: a per-event proportion's table, the paired λ groups' (convergent,
-// flipping) or the judgement pairs' (agreeing, Scholar abstaining). ok is
-// false for a series no table counts (quantiles, means, κ: JudgedTable).
-func (m *Matches) Paired(s Series, ks []int) (t Table, byRequest, byQID int64, ok bool) {
+// PairedVisits are the closed visits' summaries of per-event series s (of
+// the cut-offs ks), and how many pairs were matched by request and by qid;
+// ok is false for a series that is not a per-event proportion.
+func (m *Matches) PairedVisits(s Series, ks []int) (visits map[VisitSummary]int64, byRequest, byQID int64, ok bool) {
+	if !s.Row.PerEvent() {
+		return nil, 0, 0, false
+	}
+	for i, ps := range PairedSeries(ks) {
+		if ps.Name == s.Name {
+			return m.Visits[i], m.ByRequest, m.ByQID, true
+		}
+	}
+	return nil, 0, 0, false
+}
+
+// Paired is the table of matched pairs that counts series s, and how many
+// of its pairs were matched by request and by qid: the paired λ groups'
+// (convergent, flipping) or the judgement pairs' (agreeing, Scholar
+// abstaining). ok is false for any other series (per-event proportions:
+// PairedVisits; κ: Judged).
+func (m *Matches) Paired(s Series) (t Table, byRequest, byQID int64, ok bool) {
 	r := &s.Row
 	switch {
-	case !Pairable(s):
-		return Table{}, 0, 0, false
-	case r.PerEvent():
-		for i, ps := range PairedSeries(ks) {
-			if ps.Name == s.Name {
-				return m.Tables[i], m.ByRequest, m.ByQID, true
-			}
-		}
+	case !Pairable(s) || r.PerEvent():
 		return Table{}, 0, 0, false
 	case r.num == cLambdaConvergent:
 		return m.Lambda[0], m.ByRequest, m.ByQID, true

@@ -34,9 +34,10 @@ func seriesIndexOf(t *testing.T, name string) int {
 const sec = int64(time.Second)
 
 // Pairs are made by request first, else by qid oldest first, each event
-// once, within the horizon; the tables count each side's cell.
+// once, within the horizon; a candidate's pairs of one qid close together
+// make one visit, counted once the gap and the lateness allowed are past.
 func TestMatcherPairing(t *testing.T) {
-	mt := NewMatcher(MatchOptions{Ks: matchKs, MinRuns: 3, Horizon: 60 * sec, MaxPending: 100})
+	mt := NewMatcher(MatchOptions{Ks: matchKs, MinRuns: 3, Horizon: 60 * sec, MaxPending: 100, Gap: 5 * sec, Lateness: 10 * sec})
 	v := NewMatched(matchKs, 0, math.MaxInt64)
 	v.AttachTo(mt)
 	prec := seriesIndexOf(t, "precision")
@@ -53,30 +54,58 @@ func TestMatcherPairing(t *testing.T) {
 	if m.ByRequest != 1 || m.ByQID != 1 {
 		t.Fatalf("by request %d, by qid %d; want 1 and 1", m.ByRequest, m.ByQID)
 	}
-	want := Table{}
-	want[cellHit][cellMiss] = 1 // r2
-	want[cellMiss][cellHit] = 1 // r9 with r1
-	if m.Tables[prec] != want || m.Tables[rec5] != want {
-		t.Errorf("precision %v, recall_at_5 %v; want %v", m.Tables[prec], m.Tables[rec5], want)
+	if len(m.Visits[prec]) != 0 {
+		t.Fatalf("a visit counted while it may still take runs: %v", m.Visits[prec])
 	}
-	if got := m.Tables[prec].Pairs(); got != 2 {
-		t.Errorf("pairs %d, want 2", got)
+	// A pair of q3 at 30 s is past q1's visit (last run at 4 s) by more
+	// than the gap and the lateness: q1's visit closes.
+	mt.Offer(Baseline, mobs("q3", "", true), 29*sec)
+	mt.Offer(Candidate, mobs("q3", "", true), 30*sec)
+	m = v.Counts()
+	// q1's visit: two pairs, both counted on both sides; candidate hits
+	// 1, baseline hits 1 (r2: cand hit, base miss; r9: cand miss, base hit).
+	var want VisitSummary
+	for i, f := range []int{1, 2, 1, 2, 2, 1, 1} {
+		want |= VisitSummary(f) << (8 * i)
 	}
-	// The q1 candidate at 5 s and the q2 candidate expired once the
-	// newest time passed them by the horizon.
-	mt.Offer(Baseline, mobs("q1", "", true), 101*sec)
-	if got := v.Counts(); got.ByQID != 1 {
-		t.Errorf("an expired event was matched: %+v", got)
+	for _, si := range []int{prec, rec5} {
+		if len(m.Visits[si]) != 1 || m.Visits[si][want] != 1 {
+			t.Errorf("series %d: visits %v, want one of %v", si, m.Visits[si], want)
+		}
+	}
+	if want.Pairs() != 2 {
+		t.Errorf("pairs %d, want 2", want.Pairs())
 	}
 	if mt.Expired() < 2 {
-		t.Errorf("expired %d, want at least 2", mt.Expired())
+		t.Errorf("expired %d, want at least 2 (q1 at 5 s, q2 at 6 s)", mt.Expired())
+	}
+}
+
+// Runs of one qid more than the gap apart are visits of their own.
+func TestMatcherVisitGap(t *testing.T) {
+	mt := NewMatcher(MatchOptions{Ks: matchKs, MinRuns: 3, Horizon: 600 * sec, MaxPending: 100, Gap: 5 * sec})
+	v := NewMatched(matchKs, 0, math.MaxInt64)
+	v.AttachTo(mt)
+	for _, at := range []int64{0, 2, 4, 20, 21, 60} {
+		mt.Offer(Baseline, mobs("q", "", true), at*sec)
+		mt.Offer(Candidate, mobs("q", "", true), at*sec+1)
+	}
+	prec := seriesIndexOf(t, "precision")
+	got := v.Counts().Visits[prec]
+	var n int64
+	for _, c := range got {
+		n += c
+	}
+	// {0, 2, 4} and {20, 21} are closed; {60} is open.
+	if n != 2 {
+		t.Errorf("%d visits closed, want 2: %v", n, got)
 	}
 }
 
 // A pair is taken by an analysis only when both its events fall in its
 // time; one attached later, or ended, leaves the others out.
 func TestMatchedViews(t *testing.T) {
-	mt := NewMatcher(MatchOptions{Ks: matchKs, MinRuns: 2, Horizon: 60 * sec, MaxPending: 100})
+	mt := NewMatcher(MatchOptions{Ks: matchKs, MinRuns: 2, Horizon: 60 * sec, MaxPending: 100, Gap: sec})
 	early := NewMatched(matchKs, 0, math.MaxInt64)
 	late := NewMatched(matchKs, 10*sec, math.MaxInt64)
 	early.AttachTo(mt)
@@ -150,10 +179,17 @@ func TestMatcherJudged(t *testing.T) {
 // Counts round-trip by series name; a series this build does not pair is
 // refused, and one it pairs that is missing starts at 0.
 func TestMatchesEncoding(t *testing.T) {
+	pack := func(f ...int) VisitSummary {
+		var v VisitSummary
+		for i, x := range f {
+			v |= VisitSummary(x) << (8 * i)
+		}
+		return v
+	}
 	m := NewMatches(matchKs)
-	m.Tables[0][2][1] = 7
-	m.Tables[len(m.Tables)-1][1][1] = 3
-	m.Tables[seriesIndexOf(t, "recall_at_5")][0][2] = 1
+	m.Visits[0][pack(1, 2, 1, 2, 2, 1, 1)] = 7
+	m.Visits[len(m.Visits)-1][pack(0, 1, 0, 0, 0, 0, 0)] = 3
+	m.Visits[seriesIndexOf(t, "recall_at_5")][pack(3, 3, 2, 3, 3, 3, 2)] = 1
 	m.Lambda[1][2][2] = 4
 	m.Judged[3][5] = 2
 	m.ByRequest, m.ByQID, m.JudgedByQID = 5, 6, 2
@@ -175,10 +211,12 @@ func TestMatchesEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wider.Tables[seriesIndexOfKs(t, []int{1, 5, 10}, "recall_at_10")] != (Table{}) {
+	if len(wider.Visits[seriesIndexOfKs(t, []int{1, 5, 10}, "recall_at_10")]) != 0 {
 		t.Error("recall_at_10 restored with counts it never had")
 	}
-	for _, bad := range []string{`{"tables":{"precision":[[0,0,0],[0,-1,0],[0,0,0]]}}`, `{"judged":{"3/99":1}}`, `{"judged":{"x":1}}`, `{"by_qid":-2}`, `[`} {
+	for _, bad := range []string{`{"tables":{"lambda_convergence":[[0,0,0],[0,-1,0],[0,0,0]]}}`, `{"tables":{"precision":[[0,0,0],[0,1,0],[0,0,0]]}}`,
+		`{"visits":{"precision":{"258":0}}}`, `{"visits":{"precision":{"1":1}}}`, `{"visits":{"nope":{"18":1}}}`,
+		`{"judged":{"3/99":1}}`, `{"judged":{"x":1}}`, `{"by_qid":-2}`, `[`} {
 		if _, err := DecodeMatches([]byte(bad), matchKs); err == nil {
 			t.Errorf("%s: decoded", bad)
 		}

@@ -154,6 +154,13 @@ func (l *layout) countNames(ks []int) []string {
 	for j, label := range TriageLabels {
 		names[l.triage+j] = "triage_" + label
 	}
+	if l.nVisit > 0 {
+		for i, s := range PairedSeries(ks) {
+			for j, stem := range visitSumNames {
+				names[l.visits+visitSums*i+j] = stem + s.Name
+			}
+		}
+	}
 	return names
 }
 

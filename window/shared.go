@@ -2,6 +2,7 @@ package window
 
 import (
 	"slices"
+	"time"
 
 	"github.com/DataDog/sketches-go/ddsketch/store"
 )
@@ -25,6 +26,7 @@ type Shared struct {
 	l   layout
 	tot *cell // nil in an accumulator's private table
 	n   int64 // events added
+	vis visits
 	LambdaTable
 	// cols holds, by column, the attached accumulator and what an event
 	// changes in it beside its λ group, so that giving an event to every
@@ -64,13 +66,13 @@ func (sh *Shared) detach(cu *Cumulative) {
 // and AddRuns for all of them.
 func (sh *Shared) AddAll(p *Prepared) {
 	sh.Add(p)
-	sh.giveAll(p.cited, p.citedVal, p.lambda, p.run, p.qidKey, p.qid, &p.hash)
+	sh.giveAll(p.cited, p.citedVal, p.lambda, p.run, sh.rowOf(p))
 }
 
 // AddAllAccepted is AddAll for an observation that Windows.Add accepted
 // with sh's cut-offs, counted straight from o as a window cell counts it,
 // without digesting it first.
-func (sh *Shared) AddAllAccepted(o *Observation) {
+func (sh *Shared) AddAllAccepted(o *Observation, ns int64) {
 	sh.n++
 	sh.tot.addCounts(&sh.l, o)
 	cited := citedCounted(o)
@@ -78,14 +80,18 @@ func (sh *Shared) AddAllAccepted(o *Observation) {
 		sh.tot.cited.addIndex(mapIndex(o.DeltaSCited), o.DeltaSCited)
 	}
 	var hash uint64
-	sh.giveAll(cited, o.DeltaSCited, inLambda(o), o.Lambda, o.QIDKey, o.QID, &hash)
+	r := sh.rowFor(o.QIDKey, o.QID, &hash)
+	var vi visitIncs
+	e := matchEvent{set: o.eventCounters(), recall: o.RecallStrict, triage: int8(o.Triage)}
+	sh.vis.step(&sh.l, r, ns, &e, &vi)
+	vi.apply(sh.tot.cnt)
+	sh.giveAll(cited, o.DeltaSCited, inLambda(o), o.Lambda, r)
 }
 
 // giveAll gives every attached accumulator an observation's ΔS-cited value
-// (when cited) and λ run (when lambda, in the row of the qid, key and
-// hash as rowFor takes them): take over all columns, with what is the same
-// for every column worked out once.
-func (sh *Shared) giveAll(cited bool, citedVal float64, lambda bool, run LambdaRun, key uint32, qid string, hash *uint64) {
+// (when cited) and λ run (when lambda, in the qid's row r): take over all
+// columns, with what is the same for every column worked out once.
+func (sh *Shared) giveAll(cited bool, citedVal float64, lambda bool, run LambdaRun, r int32) {
 	cols := sh.cols
 	if cited {
 		v := max(0, min(citedVal, 1))
@@ -104,7 +110,6 @@ func (sh *Shared) giveAll(cited bool, citedVal float64, lambda bool, run LambdaR
 	if !lambda {
 		return
 	}
-	r := sh.rowFor(key, qid, hash)
 	groups := sh.sums[int(r)*sh.stride:][:len(cols)]
 	d := runDelta(run)
 	for i := range cols {
@@ -145,16 +150,29 @@ func (sh *Shared) take(c int, r int32, p *Prepared) {
 // NewShared returns the shared state of an arm's accumulators of the
 // cut-offs ks.
 func NewShared(ks []int) *Shared {
-	l := newLayout(len(ks))
-	return &Shared{l: l, tot: newCell(&l), LambdaTable: LambdaTable{byHash: map[uint64]int32{}}}
+	l := newCumulativeLayout(len(ks))
+	return &Shared{l: l, tot: newCell(&l), vis: newVisits(ks), LambdaTable: LambdaTable{byHash: map[uint64]int32{}}}
 }
+
+// SetVisitGap sets the span of a visit (visits.go).
+func (sh *Shared) SetVisitGap(d time.Duration) { sh.vis.gap = int64(d) }
+
+// VisitGap is the span of a visit.
+func (sh *Shared) VisitGap() time.Duration { return time.Duration(sh.vis.gap) }
 
 // Add counts a prepared observation once for every attached accumulator;
 // AddRuns then gives its λ run to those that take it, and Exclude takes it
 // back out of those that do not.
 func (sh *Shared) Add(p *Prepared) {
 	sh.n++
+	sh.visit(p)
 	addCounts(sh.tot, p)
+}
+
+// visit works out what p changes in its visit's sums, into p.
+func (sh *Shared) visit(p *Prepared) {
+	e := matchEvent{set: p.set, recall: p.recall, triage: p.triage}
+	sh.vis.step(&sh.l, sh.rowOf(p), p.ns, &e, &p.vinc)
 }
 
 // LambdaTable holds open λ groups: a row per qid, a column per accumulator.

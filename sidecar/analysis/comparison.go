@@ -64,10 +64,16 @@ func (comparison) bounds(c config.AnalysisCheck, a *arms, level float64, r *Chec
 		d = kc - kb
 		iv = confseq.Interval{Lo: max(-2, d-r), Hi: min(2, d+r)}
 	} else {
-		// proportions: config admits no other kind
+		// proportions: config admits no other kind. A per-event one's
+		// events come in visits of a question, whose variance counts.
 		vc, vb := a.candM[c.Metric], a.baseM[c.Metric]
 		b := boundaryFor(unpairedLevel, confseq.PlannedInformation(unpairedLevel, c.Tolerance))
-		d, iv = vc.Value-vb.Value, confseq.ProportionDiff(b, vc.Num, vc.Den, vb.Num, vb.Den)
+		var cc, cb float64
+		if s, ok := window.Lookup(c.Metric); ok {
+			cc, _ = a.cand.VisitVariance(s)
+			cb, _ = a.base.VisitVariance(s)
+		}
+		d, iv = vc.Value-vb.Value, confseq.ProportionDiffClustered(b, vc.Num, vc.Den, cc, vb.Num, vb.Den, cb)
 	}
 	if !pr.ok {
 		return d, iv

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"path"
 	"slices"
@@ -409,9 +408,11 @@ func (req *KayentaRequest) pick(given, key string) string {
 // Each check is a result classified Pass, High or Low (fail: above a
 // lower-is-better tolerance or threshold, or below a higher-is-better one)
 // or Nodata (inconclusive, no_data). The score is 100 Pass on pass, 0 Fail
-// on fail; inconclusive scores the request's marginal threshold (50
-// without one; kept below its pass threshold), classified Nodata, so that
-// Kayenta neither aborts on it nor lets it pass.
+// on fail; inconclusive scores halfway between the request's marginal and
+// pass thresholds (75 and 95 without them), classified Nodata: Orca ends a
+// canary whose score is not above marginal (MonitorKayentaCanaryTask) and
+// fails a last interval below pass, so an inconclusive interval neither
+// aborts nor promotes.
 func (h *Handlers) kayenta(w http.ResponseWriter, r *http.Request) {
 	var req KayentaRequest
 	if err := readJSON(w, r, maxKayentaBody, &req); err != nil {
@@ -430,11 +431,17 @@ func (h *Handlers) kayenta(w http.ResponseWriter, r *http.Request) {
 
 // scoreThresholds are Kayenta's pass and marginal scores.
 type scoreThresholds struct {
-	pass, marginal float64 // pass +Inf, marginal 50 when not given
+	pass, marginal float64
 }
 
+// Spinnaker's default thresholds, for a request that carries none.
+const (
+	defaultPassScore     = 95
+	defaultMarginalScore = 75
+)
+
 func (req *KayentaRequest) thresholds() scoreThresholds {
-	th := scoreThresholds{pass: math.Inf(1), marginal: 50}
+	th := scoreThresholds{pass: defaultPassScore, marginal: defaultMarginalScore}
 	if t := req.ScoreThresholds; t != nil {
 		if t.Pass != nil {
 			th.pass = *t.Pass
@@ -497,11 +504,15 @@ func kayentaResult(rep Result, th scoreThresholds) KayentaJudgeResult {
 	case Fail:
 		score, class = 0, "Fail"
 	default:
-		score, class = th.marginal, "Nodata"
-		if score >= th.pass {
-			score = th.pass - 1
+		class = "Nodata"
+		lo, hi := min(max(th.marginal, 0), 100), min(max(th.pass, 0), 100)
+		if hi > lo {
+			score = (lo + hi) / 2
+		} else {
+			// No score is above marginal and below pass: one not above
+			// marginal ends the canary, which is safer than promoting it.
+			score = max(hi-1, 0)
 		}
-		score = min(max(score, 0), 100)
 	}
 	res.GroupScores = []KayentaGroupScore{{Name: kayentaGroup, Score: score, Classification: class, ClassificationReason: reason}}
 	res.Score = KayentaScore{Score: score, Classification: class, ClassificationReason: reason}

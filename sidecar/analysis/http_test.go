@@ -218,7 +218,7 @@ func TestKayentaJudge(t *testing.T) {
 	for id, want := range map[string]struct {
 		score float64
 		class string
-	}{"good": {100, "Pass"}, "bad": {0, "Fail"}, "young": {75, "Nodata"}} {
+	}{"good": {100, "Pass"}, "bad": {0, "Fail"}, "young": {85, "Nodata"}} {
 		rec, got := do(t, h, "POST", "/judge", req(id))
 		score := got["score"].(map[string]any)
 		if rec.Code != 200 || score["score"] != want.score || score["classification"] != want.class || got["judgeName"] != "shadoweval" {
@@ -235,14 +235,45 @@ func TestKayentaJudge(t *testing.T) {
 			t.Errorf("failing precision classified %v", r["classification"])
 		}
 	}
-	// The marginal score stays below the pass score.
-	_, got = do(t, h, "POST", "/judge?analysis=young", `{"scoreThresholds":{"pass":60,"marginal":75}}`)
-	if s := got["score"].(map[string]any)["score"]; s != 59.0 {
-		t.Errorf("inconclusive with marginal above pass: %v", s)
+	// Read by Orca's rule, every verdict does what it should: fail ends
+	// the canary, pass promotes it, inconclusive does neither; without
+	// thresholds Spinnaker's defaults (75, 95) hold.
+	for _, c := range []struct {
+		body               string
+		marginal, pass     float64
+		analysis           string
+		terminal, promoted bool
+	}{
+		{`{"scoreThresholds":{"pass":95,"marginal":75}}`, 75, 95, "young", false, false},
+		{`{"scoreThresholds":{"pass":80,"marginal":79}}`, 79, 80, "young", false, false},
+		{`{}`, 75, 95, "young", false, false},
+		{`{"scoreThresholds":{"pass":95,"marginal":75}}`, 75, 95, "bad", true, false},
+		{`{"scoreThresholds":{"pass":95,"marginal":75}}`, 75, 95, "good", false, true},
+		// Thresholds that leave no room: inconclusive ends the canary
+		// rather than promoting it.
+		{`{"scoreThresholds":{"pass":60,"marginal":75}}`, 75, 60, "young", true, false},
+	} {
+		_, got := do(t, h, "POST", "/judge?analysis="+c.analysis, c.body)
+		score := got["score"].(map[string]any)["score"].(float64)
+		terminal, promoted := orcaReads(score, c.marginal, c.pass)
+		if terminal != c.terminal || promoted != c.promoted {
+			t.Errorf("%s with %s: score %v, Orca: terminal %v, promoted %v; want %v, %v", c.analysis, c.body, score, terminal, promoted, c.terminal, c.promoted)
+		}
 	}
 	if rec, _ := do(t, h, "POST", "/judge", `{"canaryConfig":`); rec.Code != 400 {
 		t.Errorf("bad body: %d", rec.Code)
 	}
+}
+
+// orcaReads applies Orca's rules to an interval's score: the canary ends
+// when the score is not above marginal (MonitorKayentaCanaryTask: "Canary
+// score is not above the marginal score threshold"), and a last interval
+// promotes only at pass or above.
+func orcaReads(score, marginal, pass float64) (terminal, promoted bool) {
+	if score <= marginal {
+		return true, false
+	}
+	return false, score >= pass
 }
 
 // Whatever a client sends to the API, it never panics and never answers

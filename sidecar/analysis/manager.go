@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -40,6 +41,9 @@ type Options struct {
 	// StartDelay starts a new analysis this long after its request: in a
 	// cluster, every member learns of it before its first event.
 	StartDelay time.Duration
+	// Lateness is how late an event may come (window.max_lateness); 0:
+	// window.DefaultMaxLateness.
+	Lateness time.Duration
 }
 
 // Manager holds the analyses: it starts, routes observations to, judges,
@@ -51,6 +55,7 @@ type Manager struct {
 	persist func(*Analysis)
 	// startDelay puts a new analysis' start this far after its request.
 	startDelay time.Duration
+	lateness   time.Duration
 
 	mu   sync.RWMutex
 	byID map[string]*Analysis
@@ -91,6 +96,10 @@ func NewManager(opt Options) *Manager {
 	if m.cfg.PairMaxPending <= 0 {
 		m.cfg.PairMaxPending = config.DefaultPairMaxPending
 	}
+	if m.cfg.VisitGap <= 0 {
+		m.cfg.VisitGap = config.Duration(config.DefaultVisitGap)
+	}
+	m.lateness = cmp.Or(opt.Lateness, window.DefaultMaxLateness)
 	m.route.Store(&routes{})
 	return m
 }
@@ -253,11 +262,12 @@ type armRoute struct {
 	// feeds are the matchers the arm is a side of.
 	feeds []matchFeed
 	// Under acc: every side takes an event at or after lo, before hi, in
-	// a narrowing period no later than last (each side's has begun), as
-	// long as epoch is the Manager's. Kept so that such an event, most of
-	// them, reaches no analysis but through sh.
-	lo, hi, last int64
-	epoch        uint64
+	// a narrowing period no later than last (each side's has begun), and
+	// its visit when at or after visitsFrom (past the visit span of every
+	// side's start), as long as epoch is the Manager's. Kept so that such
+	// an event, most of them, reaches no analysis but through sh.
+	lo, hi, last, visitsFrom int64
+	epoch                    uint64
 }
 
 // refreshLocked works out r's times from its sides.
@@ -265,6 +275,11 @@ func (r *armRoute) refreshLocked(epoch uint64) {
 	r.lo, r.hi, r.last, r.epoch = math.MinInt64, math.MaxInt64, math.MaxInt64, epoch
 	for _, s := range r.sides {
 		r.lo, r.hi, r.last = max(r.lo, s.an.startNs), min(r.hi, s.an.endNs), min(r.last, s.an.lastPeriod)
+	}
+	r.visitsFrom = math.MinInt64
+	if r.lo != math.MinInt64 {
+		gap := int64(r.sh.VisitGap())
+		r.visitsFrom = (window.VisitSpan(r.lo, gap) + 1) * gap
 	}
 }
 
@@ -300,6 +315,7 @@ func (m *Manager) rerouteLocked() {
 			r = &armRoute{sh: m.shared[arm]}
 			if r.sh == nil {
 				r.sh = window.NewShared(m.ks)
+				r.sh.SetVisitGap(time.Duration(m.cfg.VisitGap))
 			}
 			route[arm] = r
 		}
@@ -322,7 +338,8 @@ func (m *Manager) rerouteLocked() {
 		if mt == nil {
 			if mt = m.matchers[key]; mt == nil {
 				mt = window.NewMatcher(window.MatchOptions{Ks: m.ks, MinRuns: m.minRuns,
-					Horizon: int64(time.Duration(m.cfg.PairHorizon)), MaxPending: m.cfg.PairMaxPending})
+					Horizon: int64(time.Duration(m.cfg.PairHorizon)), MaxPending: m.cfg.PairMaxPending,
+					Gap: int64(time.Duration(m.cfg.VisitGap)), Lateness: int64(m.lateness)})
 			}
 			matchers[key] = mt
 			routeOf(key[0]).feeds = append(routeOf(key[0]).feeds, matchFeed{mt, window.Candidate})
@@ -439,15 +456,16 @@ func (m *Manager) observe(o *window.Observation, t time.Time, accepted bool) err
 	// all of the route's accumulators at once, and an observation the
 	// windows accepted (and checked as Prepare does) is counted straight
 	// from its fields.
-	if m.epoch == r.epoch && ns >= r.lo && ns < r.hi && period <= r.last {
+	if m.epoch == r.epoch && ns >= r.lo && ns >= r.visitsFrom && ns < r.hi && period <= r.last {
 		if accepted {
-			r.sh.AddAllAccepted(o)
+			r.sh.AddAllAccepted(o, ns)
 			r.match(o, ns)
 			return nil
 		}
 		if err := window.Prepare(o, len(m.ks), &m.prepared); err != nil {
 			return err
 		}
+		m.prepared.SetTime(ns)
 		r.sh.AddAll(&m.prepared)
 		r.match(o, ns)
 		return nil
@@ -464,6 +482,7 @@ func (m *Manager) observe(o *window.Observation, t time.Time, accepted bool) err
 	if err != nil {
 		return err
 	}
+	m.prepared.SetTime(ns)
 	m.observeSomeLocked(r, ns, period)
 	r.refreshLocked(m.epoch)
 	r.match(o, ns)
@@ -484,18 +503,25 @@ func (r *armRoute) match(o *window.Observation, ns int64) {
 func (m *Manager) observeSomeLocked(r *armRoute, ns, period int64) {
 	p := &m.prepared
 	take := make([]*window.Cumulative, 0, len(r.sides))
-	var skip []*window.Cumulative
+	var skip, noVisit []*window.Cumulative
+	gap := int64(r.sh.VisitGap())
 	for _, s := range r.sides {
 		if !s.an.takesLocked(ns, period) {
 			skip = append(skip, s.cu)
 			continue
 		}
 		take = append(take, s.cu)
+		if window.VisitSpan(ns, gap) == window.VisitSpan(s.an.startNs, gap) {
+			noVisit = append(noVisit, s.cu)
+		}
 	}
 	r.sh.Add(p)
 	window.AddRuns(take, p)
 	for _, cu := range skip {
 		cu.Exclude(p)
+	}
+	for _, cu := range noVisit {
+		cu.ExcludeVisit(p)
 	}
 }
 

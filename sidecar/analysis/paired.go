@@ -77,96 +77,94 @@ func pairedBounds(metric string, ks []int, m *window.Matches, level float64) pai
 	if s.Kind == window.Kappa {
 		return kappaPaired(&m.Judged, level, pairing(m.JudgedByRequest, m.JudgedByQID))
 	}
-	t, byRequest, byQID, ok := m.Paired(s, ks)
+	if visits, byRequest, byQID, ok := m.PairedVisits(s, ks); ok {
+		return visitsPaired(visits, window.QuestionDecided(s), level, pairing(byRequest, byQID))
+	}
+	t, byRequest, byQID, ok := m.Paired(s)
 	if !ok {
 		return paired{pairing: PairedNone}
 	}
-	return tablePaired(&t, window.QuestionDecided(s), level, pairing(byRequest, byQID))
+	// λ groups and judgement pairs count on both sides.
+	both := t[1][1] + t[1][2] + t[2][1] + t[2][2]
+	if both == 0 {
+		return paired{pairing: PairedNone}
+	}
+	return paired{pairing: pairing(byRequest, byQID), pairs: both, ok: true, iv: confseq.BettingMean(level, confseq.Values{
+		X: []float64{-1, 0, 1}, N: []float64{float64(t[1][2]), float64(t[1][1] + t[2][2]), float64(t[2][1])},
+		Lo: -1, Hi: 1,
+	})}
 }
 
-// tablePaired bounds d from a 3×3 table of pairs ([candidate][baseline]
-// cell: 0 not counted, 1 counted, 2 counted in the numerator). exact:
-// the metric's denominator is decided by the question, so the pairs with
-// one side counted are halves whose other half never came, which says
-// nothing of the answers: the pairs with both sides counted are the
-// sample, and their differences are exact.
-func tablePaired(t *window.Table, exact bool, level float64, how string) paired {
+// visitsPaired bounds d from the visits of a per-event proportion, each
+// visit one value: the mean of its pairs' differences. exact: the
+// metric's denominator is decided by the question, so a pair with one side
+// counted is a half whose other half never came, which says nothing of
+// the answers; the pairs counted on both sides are the sample and their
+// differences are exact. Otherwise (precision and chr divide by the
+// answers shipped, which the two sides need not share) each pair's
+// difference is linearised around the current estimates.
+func visitsPaired(visits map[window.VisitSummary]int64, exact bool, level float64, how string) paired {
+	var pairs int64
+	values := map[float64]float64{}
+	v := confseq.Values{Lo: -1, Hi: 1}
 	if exact {
-		both := t[1][1] + t[1][2] + t[2][1] + t[2][2]
-		if both == 0 {
-			return paired{pairing: PairedNone}
-		}
-		return paired{pairing: how, pairs: both, ok: true, iv: confseq.BettingMean(level, confseq.Values{
-			X: []float64{-1, 0, 1}, N: []float64{float64(t[1][2]), float64(t[1][1] + t[2][2]), float64(t[2][1])},
-			Lo: -1, Hi: 1,
-		})}
-	}
-	informative := t.Pairs()
-	if informative == 0 {
-		return paired{pairing: PairedNone}
-	}
-	out := paired{pairing: how, pairs: informative, ok: true}
-	// Linearised: with n pairs, D and N a side's denominator and numerator
-	// indicators, μ its mean D and p its ratio, d̂ − d ≈ the mean over the
-	// pairs of (N_c − p_c·D_c)/μ_c − (N_b − p_b·D_b)/μ_b. Over the n*
-	// informative pairs, X = (n/n*)·that + d̂ has mean d̂, and is the exact
-	// difference when both sides of every pair are counted.
-	var n, dc, nc, db, nb float64
-	for a := range 3 {
-		for b := range 3 {
-			k := float64(t[a][b])
-			n += k
-			if a > 0 {
-				dc += k
-			}
-			if a == 2 {
-				nc += k
-			}
-			if b > 0 {
-				db += k
-			}
-			if b == 2 {
-				nb += k
-			}
-		}
-	}
-	if dc == 0 || db == 0 {
-		return paired{pairing: PairedNone}
-	}
-	pc, pb := nc/dc, nb/db
-	mc, mb := dc/n, db/n
-	d := pc - pb
-	scale := n / float64(informative)
-	value := func(a, b int) float64 {
-		side := func(cell int, p, mu float64) float64 {
-			if cell == 0 {
-				return 0
-			}
-			hit := 0.0
-			if cell == 2 {
-				hit = 1
-			}
-			return (hit - p) / mu
-		}
-		return scale*(side(a, pc, mc)-side(b, pb, mb)) + d
-	}
-	v := confseq.Values{Lo: math.Inf(1), Hi: math.Inf(-1)}
-	for a := range 3 {
-		for b := range 3 {
-			if a == 0 && b == 0 {
+		for sm, n := range visits {
+			_, _, _, _, both, ncBoth, nbBoth := sm.Fields()
+			if both == 0 {
 				continue
 			}
-			x := value(a, b)
-			v.Lo, v.Hi = min(v.Lo, x), max(v.Hi, x)
-			if k := t[a][b]; k > 0 {
-				v.X = append(v.X, x)
-				v.N = append(v.N, float64(k))
+			values[float64(ncBoth-nbBoth)/float64(both)] += float64(n)
+			pairs += n * int64(both)
+		}
+	} else {
+		// With p and D̄ a side's ratio and total denominator over the
+		// n* pairs counted on some side, d̂ − d ≈ the mean over those
+		// pairs of W = n*·((N_c − p_c·D_c)/D̄_c − (N_b − p_b·D_b)/D̄_b),
+		// and X = W + d̂ has mean d̂ (the exact difference when both
+		// sides are always counted). A visit's value is the mean of its
+		// pairs' X.
+		var sn, nc, dc, nb, db float64
+		for sm, n := range visits {
+			vnc, vdc, vnb, vdb, _, _, _ := sm.Fields()
+			f := float64(n)
+			sn += f * float64(sm.Pairs())
+			nc, dc, nb, db = nc+f*float64(vnc), dc+f*float64(vdc), nb+f*float64(vnb), db+f*float64(vdb)
+		}
+		if dc == 0 || db == 0 {
+			return paired{pairing: PairedNone}
+		}
+		pc, pb := nc/dc, nb/db
+		d := pc - pb
+		x := func(vnc, vdc, vnb, vdb float64) float64 {
+			return sn*((vnc-pc*vdc)/dc-(vnb-pb*vdb)/db) + d
+		}
+		// The range of a pair's X: its extremes over what a pair can be.
+		v.Lo, v.Hi = math.Inf(1), math.Inf(-1)
+		for _, cell := range [][4]float64{{1, 1, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 1}, {0, 0, 0, 1}, {1, 1, 1, 1}, {1, 1, 0, 1}, {0, 1, 1, 1}, {0, 1, 0, 1}} {
+			xv := x(cell[0], cell[1], cell[2], cell[3])
+			v.Lo, v.Hi = min(v.Lo, xv), max(v.Hi, xv)
+		}
+		for sm, n := range visits {
+			vnc, vdc, vnb, vdb, _, _, _ := sm.Fields()
+			m := sm.Pairs()
+			if m == 0 {
+				continue
 			}
+			// The mean of the visit's pairs' X: the terms are linear.
+			mean := (x(float64(vnc), float64(vdc), float64(vnb), float64(vdb)) - d + float64(m)*d) / float64(m)
+			values[mean] += float64(n)
+			pairs += n * int64(m)
 		}
 	}
+	if pairs == 0 {
+		return paired{pairing: PairedNone}
+	}
+	for x, n := range values {
+		v.X = append(v.X, x)
+		v.N = append(v.N, n)
+	}
 	iv := confseq.BettingMean(level, v)
-	out.iv = confseq.Interval{Lo: max(-1, iv.Lo), Hi: min(1, iv.Hi)}
-	return out
+	return paired{pairing: how, pairs: pairs, ok: true, iv: confseq.Interval{Lo: max(-1, iv.Lo), Hi: min(1, iv.Hi)}}
 }
 
 // kappaPaired bounds κ_c − κ_b from the matched judgement pairs,

@@ -79,6 +79,7 @@ type (
 		Estimate     string // "" without one
 		Interval     string
 		Limit        string // "fails below −0.02", "needs ≥ 0.7"
+		Paired       string // "paired by qid · 1234 pairs"; "" unpaired
 		Now          intervalChart
 		Over         bandChart
 		Arms         armsChart
@@ -166,6 +167,9 @@ func checkViewOf(r analysis.Result, i int, hist []analysis.Point) checkView {
 	cv := checkView{
 		Name: c.Name, Metric: c.Metric, Verdict: verdictClass(c.Verdict), VerdictText: verdictText(c.Verdict),
 		Reason: c.Reason, NoData: c.Verdict == analysis.NoData, Limit: limitText(c),
+	}
+	if c.Pairs > 0 {
+		cv.Paired = "paired by " + c.Pairing + " · " + strconv.FormatInt(c.Pairs, 10) + " pairs"
 	}
 	// A decided check's reason restates its interval and tolerance.
 	cv.ShowReason = c.Reason != "" && (c.Interval == nil || c.Verdict != analysis.Pass && c.Verdict != analysis.Fail)

@@ -27,6 +27,7 @@ func knownAnalyses() fakeAnalyses {
 			{Name: "precision", Metric: "precision", Kind: analysis.KindComparison, Tolerance: 0.02,
 				Estimate: ptr(-0.05), Interval: &[2]float64{-0.08, -0.03}, ArmValue: ptr(0.8), BaselineValue: ptr(0.85),
 				Samples: analysis.Samples{Arm: 900, Baseline: 880}, MinSamples: 100, Level: 0.9975, Verdict: analysis.Fail,
+				Pairing: analysis.PairedByQID, Pairs: 712,
 				Reason: "arm − baseline in [-0.0800, -0.0300], entirely below −0.0200"},
 			{Name: "delta_s_median", Metric: "delta_s_median", Kind: analysis.KindComparison, Tolerance: 0.02, LowerIsBetter: true,
 				Estimate: ptr(0.01), Interval: &[2]float64{-0.005, 0.015}, ArmValue: ptr(0.31), BaselineValue: ptr(0.3),
@@ -105,7 +106,7 @@ func TestAnalysesLeadThePage(t *testing.T) {
 	for _, s := range []string{
 		`<tr class="check check-fail"><th scope="row" title="arm − baseline in [-0.0800, -0.0300], entirely below −0.0200">precision</th>`,
 		`<span class="badge badge-fail">fail</span>`,
-		`<strong>−0.05</strong><span class="meta">[−0.08, −0.03]</span><span class="meta">fails below −0.02</span>`,
+		`<strong>−0.05</strong><span class="meta">[−0.08, −0.03]</span><span class="meta">fails below −0.02</span><span class="meta paired">paired by qid · 712 pairs</span>`,
 		`aria-label="precision, canary − live: estimate −0.05, interval [−0.08, −0.03]; fails below −0.02; fail"`,
 		`<span class="arm-values"><span>canary 0.8 · n 900</span><span>live 0.85 · n 880</span></span>`,
 	} {
@@ -121,6 +122,10 @@ func TestAnalysesLeadThePage(t *testing.T) {
 	if !strings.HasPrefix(r, `<tr class="check check-no_data">`) || !strings.Contains(r, `<span class="badge badge-no_data">no data</span>`) ||
 		strings.Count(r, `text-anchor="middle">no data</text>`) != 3 {
 		t.Errorf("kappa row:\n%s", r)
+	}
+	// an unpaired one says nothing of pairs
+	if r := checkRow(body, "delta_s_median"); strings.Contains(r, "paired") {
+		t.Errorf("delta_s_median row shows pairs:\n%s", r)
 	}
 	if r := checkRow(body, "coverage_floor"); !strings.Contains(r, `<span class="meta">coverage</span>`) || !strings.Contains(r, `needs ≥ 0.7`) {
 		t.Errorf("coverage_floor row:\n%s", r)

@@ -172,6 +172,13 @@ func Proportion(b Boundary, x, n float64) Interval {
 // ProportionDiff bounds p₁ − p₂ from x₁ of n₁ and x₂ of n₂. With either n
 // 0 it is [−1, 1].
 func ProportionDiff(b Boundary, x1, n1, x2, n2 float64) Interval {
+	return ProportionDiffClustered(b, x1, n1, 0, x2, n2, 0)
+}
+
+// ProportionDiffClustered is ProportionDiff with each estimate's variance
+// at least c₁ and c₂: what the events' clusters (visits of one question)
+// make of it, when they are not independent draws.
+func ProportionDiffClustered(b Boundary, x1, n1, c1, x2, n2, c2 float64) Interval {
 	if n1 <= 0 || n2 <= 0 {
 		return Interval{-1, 1}
 	}
@@ -179,7 +186,7 @@ func ProportionDiff(b Boundary, x1, n1, x2, n2 float64) Interval {
 	// estimate sits near 0 or 1 by chance would otherwise claim too little
 	// variance and a too narrow interval on that side.
 	pooled := smoothedVariance(x1+x2, n1+n2)
-	v := max(smoothedVariance(x1, n1), pooled)/n1 + max(smoothedVariance(x2, n2), pooled)/n2
+	v := max(max(smoothedVariance(x1, n1), pooled)/n1, c1) + max(max(smoothedVariance(x2, n2), pooled)/n2, c2)
 	d := x1/n1 - x2/n2
 	r := Diff(b, v)
 	return Interval{max(-1, d-r), min(1, d+r)}

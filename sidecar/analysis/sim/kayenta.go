@@ -230,13 +230,14 @@ func kayentaScore(labels []mwLabel, critical bool) float64 {
 	return math.Round(float64(pass)/float64(counted)*100*100) / 100
 }
 
-// kayentaVerdict is ThresholdScoreClassifier: pass, marginal
-// (inconclusive here) or fail.
+// kayentaVerdict is how Spinnaker acts on a run's score: pass at or
+// above the pass threshold, and Orca ends the canary when the score is not
+// above marginal (MonitorKayentaCanaryTask); in between it goes on.
 func kayentaVerdict(score float64) Verdict {
 	switch {
 	case score >= kayentaPass:
 		return Pass
-	case score >= kayentaMarginal:
+	case score > kayentaMarginal:
 		return Inconclusive
 	}
 	return Fail

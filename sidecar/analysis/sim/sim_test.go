@@ -273,7 +273,8 @@ func TestKayentaScore(t *testing.T) {
 	}{
 		{labels(12, 0, 0), false, 100, Pass},
 		{labels(11, 1, 0), false, 91.67, Inconclusive},
-		{labels(9, 3, 0), false, 75, Inconclusive},
+		// Exactly marginal: Orca ends the canary (not above marginal).
+		{labels(9, 3, 0), false, 75, Fail},
 		{labels(8, 4, 0), false, 66.67, Fail},
 		{labels(12, 0, 0), true, 0, Fail},
 		{labels(6, 0, 6), false, 0, Fail},
