@@ -91,14 +91,15 @@ func (w *coverageWorld) event(rng *rand.Rand, a, q int, t time.Time, o *window.O
 // m = 2 checks: 0.3 a check) so that misses happen at all and the rate
 // can be seen; recall_at_5's pairs are exact, precision's are linearised.
 //
-// SHADOWEVAL_SIM=1 runs 1,000 streams a case instead of 150.
+// SHADOWEVAL_SIM=1 runs 1,000 streams of 40 minutes a case instead of
+// 60 of 20.
 func TestPairedCoverage(t *testing.T) {
-	runs := 150
+	runs, minutes := 60, 20
 	if os.Getenv("SHADOWEVAL_SIM") != "" {
-		runs = 1000
+		runs, minutes = 1000, 40
 	}
 	if testing.Short() {
-		runs = 40
+		runs = 20
 	}
 	const alpha = 0.6
 	cfg := config.Default().Analysis
@@ -132,9 +133,9 @@ func TestPairedCoverage(t *testing.T) {
 			an, _ := m.Get("cov")
 			lo, hi := map[string]bool{}, map[string]bool{}
 			var o window.Observation
-			// Canary 4 events/s, live 16/s, for 40 minutes, read every
-			// 10 s; events come in runs of 3 of one question.
-			const steps = 40 * 60 * 20 / 3
+			// Canary 4 events/s, live 16/s, read every 10 s; events come
+			// in runs of 3 of one question.
+			steps := minutes * 60 * 20 / 3
 			for i := range steps {
 				at := t0.Add(time.Duration(i) * 150 * time.Millisecond)
 				a := 1

@@ -54,7 +54,7 @@ func AnalysisJudge(name string, cfg config.Config) Judge {
 			return nil, err
 		}
 		an, _ := m.Get("sim")
-		return &analysisJudge{m: m, an: an}, nil
+		return &analysisJudge{m: m, an: an, firstPass: map[string]int64{}, firstFail: map[string]int64{}}, nil
 	}}
 }
 
@@ -67,6 +67,9 @@ type analysisJudge struct {
 	blocking  []string
 	passed    bool
 	last      analysis.Result
+	// firstPass and firstFail are each check's candidate events at its
+	// first pass and fail read.
+	firstPass, firstFail map[string]int64
 }
 
 func (a *analysisJudge) observe(o *window.Observation) error { return a.m.Observe(o, o.Time) }
@@ -85,6 +88,10 @@ func (a *analysisJudge) read(_ *env, _ time.Time) Verdict {
 	for _, c := range r.Checks {
 		if c.Verdict != analysis.Pass && c.Verdict != analysis.NoData {
 			a.undecided = append(a.undecided, c.Name)
+		}
+		first := map[analysis.Verdict]map[string]int64{analysis.Pass: a.firstPass, analysis.Fail: a.firstFail}[c.Verdict]
+		if _, seen := first[c.Name]; first != nil && !seen {
+			first[c.Name] = r.Events.Arm
 		}
 	}
 	switch r.Verdict {
@@ -110,7 +117,7 @@ func (a *analysisJudge) summary() Diag {
 			ce[k].Estimate, ce[k].HalfWid = *c.Estimate, (c.Interval[1]-c.Interval[0])/2
 		}
 	}
-	return Diag{Blocking: blocking, End: ce}
+	return Diag{Blocking: blocking, End: ce, FirstPass: a.firstPass, FirstFail: a.firstFail}
 }
 
 // GatesJudge is the alert gates' verdict for arm canary over the 5m window

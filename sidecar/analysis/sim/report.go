@@ -289,3 +289,54 @@ func FormatReal(sums []RealSummary) string {
 	}
 	return b.String()
 }
+
+// FormatChecksNeeded renders, per check of an analysis judge (judge index
+// j in every result), the median candidate events at which it first
+// passed in each scenario a check should pass and first failed in each
+// the canary should fail ("—": in half the runs or fewer).
+func FormatChecksNeeded(results []*Result, j int) string {
+	var checks []string
+	for _, res := range results {
+		for _, d := range res.Diags[j] {
+			for _, c := range d.End {
+				if !slices.Contains(checks, c.Name) {
+					checks = append(checks, c.Name)
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString("| check |")
+	for _, res := range results {
+		verb := "pass"
+		if res.Scenario.Bad {
+			verb = "fail"
+		}
+		fmt.Fprintf(&b, " %s: to %s |", res.Scenario.Name, verb)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|", len(results)) + "\n")
+	for _, name := range checks {
+		fmt.Fprintf(&b, "| %s |", name)
+		for _, res := range results {
+			var xs []float64
+			for _, d := range res.Diags[j] {
+				first := d.FirstPass
+				if res.Scenario.Bad {
+					first = d.FirstFail
+				}
+				if n, ok := first[name]; ok {
+					xs = append(xs, float64(n))
+				} else {
+					xs = append(xs, math.Inf(1))
+				}
+			}
+			if m := gsim.Quantile(xs, 0.5); !math.IsInf(m, 1) && len(xs) > 0 {
+				fmt.Fprintf(&b, " %.0f |", m)
+			} else {
+				b.WriteString(" — |")
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

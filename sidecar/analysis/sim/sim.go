@@ -255,6 +255,9 @@ type Outcome struct {
 type Diag struct {
 	Blocking []string
 	End      []CheckEnd
+	// FirstPass and FirstFail are each check's candidate events at its
+	// first pass and fail read (absent: none).
+	FirstPass, FirstFail map[string]int64
 }
 
 // CheckEnd is one check at the horizon.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/internal/sim/testbed"
 	gsim "github.com/shadoweval/shadoweval/sidecar/gates/sim"
 	"github.com/shadoweval/shadoweval/window"
 )
@@ -336,5 +337,134 @@ func TestFlagger(t *testing.T) {
 	}
 	if v := j.read(e, time.Time{}); v != Fail {
 		t.Fatalf("after 5 failed checks: %s", v)
+	}
+}
+
+// On the realistic testbed, through the decoders, joiner and checks: a
+// canary with the live index is never failed, a 10-point worse one always
+// is, first; a shadow arm's checks are paired by request. A quick version
+// of TestRealistic.
+func TestRealisticQuick(t *testing.T) {
+	runs := 4
+	if raceEnabled || testing.Short() {
+		runs = 2
+	}
+	cfg := config.Default()
+	js := []Judge{AnalysisJudge("canary analysis", cfg)}
+	scs := RealScenarios()
+	identical, shadow, worse := scs[0], scs[2], scs[6]
+	identical.Horizon, shadow.Horizon = 20*time.Minute, 10*time.Minute
+	res, err := RunReal(runs, 1, DefaultRealTraffic, identical, js, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, o := range res.Runs[0] {
+		if o.FailAt >= 0 {
+			t.Errorf("identical run %d failed at %s", r, o.FailAt)
+		}
+	}
+	res, err = RunReal(runs, 2, DefaultRealTraffic, worse, js, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, o := range res.Runs[0] {
+		if o.FailAt < 0 || o.First != Fail {
+			t.Errorf("%s: run %d: first verdict %q, failed at %s", worse.Name, r, o.First, o.FailAt)
+		}
+	}
+	res, err = RunReal(1, 3, DefaultRealTraffic, shadow, js, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRequest := 0
+	for _, c := range res.Diags[0][0].End {
+		if c.Pairs > 0 {
+			byRequest++
+		}
+	}
+	if byRequest < 8 {
+		t.Errorf("shadow: %d checks paired, want the 10 per-event, λ and judgement checks: %+v", byRequest, res.Diags[0][0].End)
+	}
+}
+
+// TestRealistic prints every judge on every scenario of the realistic
+// testbed, and the candidate events each check of the analysis needs. The
+// quick default checks that it runs; the full one, whose tables are in
+// BENCHMARKS.md and the README, runs with
+//
+//	SHADOWEVAL_SIM=1 go test -run 'TestRealistic$' -v -timeout 180m ./sidecar/analysis/sim
+func TestRealistic(t *testing.T) {
+	healthyRuns, badRuns := 1, 1
+	full := os.Getenv("SHADOWEVAL_SIM") != ""
+	switch {
+	case full:
+		healthyRuns, badRuns = 1000, 200
+	case raceEnabled || testing.Short():
+		t.Skip("the quick runs are TestRealisticQuick's")
+	}
+	cfg := config.Default()
+	js := Judges(cfg)
+	tr := DefaultRealTraffic
+	world := testbed.NewWorld(tr.Params, 1)
+	live := world.NewIndex(1)
+	t.Logf("traffic: canary %g runs/s, live %g/s (a shadow answers every live run), read every %s, live alone for %s first; %d questions, visits of %d paraphrases × %d seeds, %.0f %% with λ states, %.0f %% judged; awkward: %+v",
+		tr.CanaryRate, tr.LiveRate, tr.ReadEvery, tr.WarmUp, tr.Params.Questions, tr.Shape.Paraphrases, tr.Shape.Seeds, 100*tr.Shape.LambdaStates, 100*tr.Shape.Judged, tr.Shape.Awkward)
+	t.Logf("an index of the default model, expected: %+v", live.Expected())
+	for _, sc := range RealScenarios() {
+		if sc.Candidate == "canary" {
+			t.Logf("%s: candidate index expected %+v", sc.Name, sc.Index(live, 2).Expected())
+		}
+	}
+	cpu0, wall0 := cpuTime(), time.Now()
+	var all []RealSummary
+	var results []*Result
+	for i, sc := range RealScenarios() {
+		runs := badRuns
+		if !sc.Bad {
+			runs = healthyRuns
+		}
+		c0 := cpuTime()
+		res, err := RunReal(runs, uint64(200+i), tr, sc, js, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d runs of %s in %s (%s CPU)", sc.Name, runs, sc.Horizon, res.Elapsed.Round(time.Millisecond), (cpuTime() - c0).Round(time.Millisecond))
+		all = append(all, SummarizeReal(res)...)
+		results = append(results, res)
+	}
+	t.Logf("total %s wall, %s CPU", time.Since(wall0).Round(time.Second), (cpuTime() - cpu0).Round(time.Second))
+	t.Log("\n" + FormatReal(all))
+	t.Log("candidate events each check of the shipped analysis needs, median:\n" + FormatChecksNeeded(results, 0))
+	t.Log("identical canary, shipped analysis: the checks that passed last and each check at 60 min\n" + FormatDiag(results[0], 0))
+	ours := js[0].Name
+	var healthy, bad []RealSummary
+	for _, s := range all {
+		if s.Bad {
+			bad = append(bad, s)
+		} else {
+			healthy = append(healthy, s)
+		}
+	}
+	for _, s := range bad {
+		if s.Judge == ours {
+			continue
+		}
+		for _, h := range healthy {
+			if h.Judge != s.Judge || h.Scenario != "identical" {
+				continue
+			}
+			var oursBad, oursHealthy RealSummary
+			for _, o := range all {
+				if o.Judge == ours && o.Scenario == s.Scenario {
+					oursBad = o
+				}
+				if o.Judge == ours && o.Scenario == "identical" {
+					oursHealthy = o
+				}
+			}
+			if h.EverFailed*oursHealthy.Runs < oursHealthy.EverFailed*h.Runs && s.EverFailed*oursBad.Runs > oursBad.EverFailed*s.Runs {
+				t.Logf("DOMINANCE: %s fails the identical canary less often and %s more often than %s", s.Judge, s.Scenario, ours)
+			}
+		}
 	}
 }
