@@ -1,7 +1,9 @@
 package testbed
 
 import (
+	"bufio"
 	"container/heap"
+	"io"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -173,29 +175,7 @@ func (tr *Traffic) run(g *armGen, qi, r int, req string, stated bool, ts time.Ti
 	a := &g.Index.Answers[qi]
 	rng := g.rng
 	g.runs++
-	right := rng.Float64() < a.Right
-	refused, cites, claim := false, []string(nil), ""
-	distractor := 0
-	if rng.Float64() >= 0.7 {
-		distractor = 1
-	}
-	switch {
-	case !q.Answerable && right:
-		refused, claim = true, "not in context"
-	case !q.Answerable:
-		claim, cites = "The answer: "+q.Phrase+" perhaps.", []string{distractorID(qi, distractor)}
-	case right:
-		claim, cites = "The answer: "+q.Phrase+".", []string{q.Gold[0]}
-	default:
-		switch a.effectiveWrongMode() {
-		case wrongRefuse:
-			refused, claim = true, "not in context"
-		case wrongDistractor:
-			claim, cites = "The answer: something else entirely.", []string{distractorID(qi, distractor)}
-		default:
-			claim, cites = "See the cited passage.", []string{q.Gold[0]}
-		}
-	}
+	claim, cites, right, refused := tr.draw(g, qi)
 	lambda := ""
 	if stated {
 		modal := a.Right >= 0.5
@@ -259,6 +239,43 @@ func (tr *Traffic) run(g *armGen, qi, r int, req string, stated bool, ts time.Ti
 			tr.send(g, "rag.judgement."+g.Name, b, ts.Add(time.Duration(1+rng.IntN(3))*time.Second))
 		}
 	}
+}
+
+// draw is one answer of arm g to question qi: its claim and citations,
+// whether it is right, and whether it refuses.
+func (tr *Traffic) draw(g *armGen, qi int) (claim string, cites []string, right, refused bool) {
+	q := &tr.w.Questions[qi]
+	a := &g.Index.Answers[qi]
+	rng := g.rng
+	right = rng.Float64() < a.Right
+	distractor := 0
+	if rng.Float64() >= 0.7 {
+		distractor = 1
+	}
+	switch {
+	case !q.Answerable && right:
+		refused, claim = true, "not in context"
+	case !q.Answerable:
+		claim, cites = "The answer: "+q.Phrase+" perhaps.", []string{distractorID(qi, distractor)}
+	case right:
+		claim, cites = "The answer: "+q.Phrase+".", []string{q.Gold[0]}
+	default:
+		switch a.effectiveWrongMode() {
+		case wrongRefuse:
+			refused, claim = true, "not in context"
+		case wrongDistractor:
+			claim, cites = "The answer: something else entirely.", []string{distractorID(qi, distractor)}
+		default:
+			claim, cites = "See the cited passage.", []string{q.Gold[0]}
+		}
+	}
+	return claim, cites, right, refused
+}
+
+// answer is draw's claim and citations.
+func (tr *Traffic) answer(g *armGen, qi int) (string, []string) {
+	claim, cites, _, _ := tr.draw(g, qi)
+	return claim, cites
 }
 
 // send queues a message at arrival time at, late or twice as Awkward says.
@@ -464,4 +481,28 @@ func (tr *Traffic) With(a ArmTraffic, start time.Time) *Traffic {
 		tr.mirrors[a.Mirror] = append(tr.mirrors[a.Mirror], g)
 	}
 	return tr
+}
+
+// WriteRuns writes a trace file as an offline evaluation logs one: each
+// question of the world asked runs times (paraphrases × seeds) against
+// index, one trace line a run, no λ states, nothing late, duplicated or
+// split; seed draws the answers.
+func (w *World) WriteRuns(out io.Writer, index *Index, arm string, runs int, seed uint64) error {
+	tr := NewTraffic(w, Shape{Paraphrases: runs, Seeds: 1}, nil, seed, time.Time{})
+	g := &armGen{ArmTraffic: ArmTraffic{Name: arm, Index: index, Rate: 1}, rng: rand.New(rand.NewPCG(seed, 0x3f1))}
+	bw := bufio.NewWriter(out)
+	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for qi := range w.Questions {
+		for r := range runs {
+			req := "r-" + strconv.Itoa(qi) + "-" + strconv.Itoa(r)
+			claim, cites := tr.answer(g, qi)
+			tr.seq++
+			line := tr.event(g, qi, r, arm+"-"+strconv.FormatUint(tr.seq, 36), req, t, true, true, claim, cites, "")
+			if _, err := bw.Write(append(line, '\n')); err != nil {
+				return err
+			}
+			t = t.Add(time.Second)
+		}
+	}
+	return bw.Flush()
 }
