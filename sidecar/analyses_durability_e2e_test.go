@@ -123,7 +123,7 @@ func unpairedOnly(r analysis.Result) analysis.Result {
 	r.Verdict, r.Reason = "", ""
 	for i := range r.Checks {
 		c := &r.Checks[i]
-		c.Interval, c.Pairing, c.Pairs, c.PairedInterval, c.UnpairedInterval = nil, "", 0, nil, nil
+		c.Interval, c.Pairing, c.Pairs, c.PairedEstimate, c.PairedInterval, c.UnpairedInterval = nil, "", 0, nil, nil, nil
 		c.Verdict, c.Reason = "", ""
 	}
 	return r

@@ -1,12 +1,14 @@
 package window
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/shadoweval/shadoweval/vocab"
 )
@@ -112,12 +114,62 @@ func (a *visitAcc) summary() VisitSummary {
 	return v
 }
 
+// The ΔS-cited values of a visit's pairs are kept too, binned, for the
+// paired comparison of the cited-ΔS quantiles: which side of a quantile
+// each value falls on is only known when the comparison is judged, so a
+// visit is kept whole, as its pairs' bins (a CitedVisit).
+
+// CitedBins is how many equal bins [0, 1] is cut into for the ΔS-cited
+// values of matched pairs: a quantile read from them is off by at most one
+// bin, 1/1024, which the comparison widens its interval by.
+const CitedBins = 1024
+
+// NoCited stands for a side of a pair without a ΔS-cited value.
+const NoCited = 0xffff
+
+// citedBin is the bin of a ΔS-cited value, clamped to [0, 1].
+func citedBin(v float64) uint16 {
+	return uint16(max(0, min(int(v*CitedBins), CitedBins-1)))
+}
+
+// CitedVisit is a visit's pairs with a ΔS-cited value on some side: 4 bytes
+// a pair, its candidate's and its baseline's bin (big-endian, NoCited for
+// none), pairs in byte order, so that alike visits are one key.
+type CitedVisit string
+
+// Pairs is the number of pairs in v.
+func (v CitedVisit) Pairs() int { return len(v) / 4 }
+
+// Pair is the bins of v's i-th pair, NoCited for a side without a value.
+func (v CitedVisit) Pair(i int) (c, b uint16) {
+	return uint16(v[4*i])<<8 | uint16(v[4*i+1]), uint16(v[4*i+2])<<8 | uint16(v[4*i+3])
+}
+
+// invalid says whether v could not have been written.
+func (v CitedVisit) invalid() bool {
+	if len(v) == 0 || len(v)%4 != 0 || v.Pairs() > maxVisitPairs {
+		return true
+	}
+	for i := range v.Pairs() {
+		c, b := v.Pair(i)
+		if c == NoCited && b == NoCited || c != NoCited && c >= CitedBins || b != NoCited && b >= CitedBins {
+			return true
+		}
+		if i > 0 && v[4*(i-1):4*i] > v[4*i:4*i+4] {
+			return true
+		}
+	}
+	return false
+}
+
 // Matches are the counts of a candidate arm's observations matched with a
 // baseline arm's.
 type Matches struct {
 	// Visits holds, per paired series (PairedSeries, in order), how many
 	// closed visits had each summary.
 	Visits []map[VisitSummary]int64
+	// Cited holds how many closed visits had each CitedVisit.
+	Cited map[CitedVisit]int64
 	// Lambda holds paired λ groups: [0] convergent, [1] flipping, each
 	// side's cell 1 (no) or 2 (yes).
 	Lambda [2]Table
@@ -130,7 +182,7 @@ type Matches struct {
 
 // NewMatches returns empty counts for the cut-offs ks.
 func NewMatches(ks []int) *Matches {
-	m := &Matches{Visits: make([]map[VisitSummary]int64, len(PairedSeries(ks))), nk: len(ks)}
+	m := &Matches{Visits: make([]map[VisitSummary]int64, len(PairedSeries(ks))), Cited: map[CitedVisit]int64{}, nk: len(ks)}
 	for i := range m.Visits {
 		m.Visits[i] = map[VisitSummary]int64{}
 	}
@@ -146,6 +198,13 @@ func (m *Matches) Add(o *Matches, sign int64) {
 			} else {
 				delete(m.Visits[i], v)
 			}
+		}
+	}
+	for v, n := range o.Cited {
+		if c := m.Cited[v] + sign*n; c != 0 {
+			m.Cited[v] = c
+		} else {
+			delete(m.Cited, v)
 		}
 	}
 	m.Lambda[0].add(&o.Lambda[0], sign)
@@ -167,6 +226,7 @@ func (m *Matches) clone() *Matches {
 	for i, vs := range m.Visits {
 		c.Visits[i] = maps.Clone(vs)
 	}
+	c.Cited = maps.Clone(m.Cited)
 	return &c
 }
 
@@ -174,8 +234,9 @@ func (m *Matches) reset() {
 	for _, vs := range m.Visits {
 		clear(vs)
 	}
-	visits := m.Visits
-	*m = Matches{Visits: visits, nk: m.nk}
+	clear(m.Cited)
+	visits, cited := m.Visits, m.Cited
+	*m = Matches{Visits: visits, Cited: cited, nk: m.nk}
 }
 
 // PairedSeries are the series a matched pair of events counts in a table:
@@ -194,6 +255,9 @@ func PairedSeries(ks []int) []Series {
 // pairedCell works out one side's cell of a paired series from what a
 // matched event keeps.
 type pairedCell struct {
+	// cited: the visits' ΔS-cited pseudo-series (visits.go), every
+	// cited value a hit.
+	cited bool
 	den   CounterSet
 	num   CounterSet // a plain counter; 0 for a block
 	block Counter    // cRecallStrict or cTriageLabel, with index i
@@ -201,6 +265,12 @@ type pairedCell struct {
 }
 
 func (p *pairedCell) cell(e *matchEvent) int {
+	if p.cited {
+		if e.cited == 0 {
+			return cellOut
+		}
+		return cellHit
+	}
 	if e.set&p.den == 0 {
 		return cellOut
 	}
@@ -239,13 +309,15 @@ func pairedCells(ks []int) []pairedCell {
 type matchesState struct {
 	// Visits maps a series' name to its visit summaries (in decimal) and
 	// their counts.
-	Visits          map[string]map[string]int64 `json:"visits,omitempty"`
-	Tables          map[string]Table            `json:"tables,omitempty"` // the paired λ groups
-	Judged          map[string]int64            `json:"judged,omitempty"` // "c/b" label pair indices → count
-	ByRequest       int64                       `json:"by_request,omitempty"`
-	ByQID           int64                       `json:"by_qid,omitempty"`
-	JudgedByRequest int64                       `json:"judged_by_request,omitempty"`
-	JudgedByQID     int64                       `json:"judged_by_qid,omitempty"`
+	Visits map[string]map[string]int64 `json:"visits,omitempty"`
+	// Cited maps a CitedVisit, in hexadecimal, to its count.
+	Cited           map[string]int64 `json:"cited,omitempty"`
+	Tables          map[string]Table `json:"tables,omitempty"` // the paired λ groups
+	Judged          map[string]int64 `json:"judged,omitempty"` // "c/b" label pair indices → count
+	ByRequest       int64            `json:"by_request,omitempty"`
+	ByQID           int64            `json:"by_qid,omitempty"`
+	JudgedByRequest int64            `json:"judged_by_request,omitempty"`
+	JudgedByQID     int64            `json:"judged_by_qid,omitempty"`
 }
 
 const (
@@ -265,6 +337,12 @@ func (m *Matches) state(ks []int) matchesState {
 			vs[strconv.FormatUint(uint64(v), 10)] = n
 		}
 		s.Visits[sr.Name] = vs
+	}
+	for v, n := range m.Cited {
+		if s.Cited == nil {
+			s.Cited = make(map[string]int64, len(m.Cited))
+		}
+		s.Cited[hex.EncodeToString([]byte(v))] = n
 	}
 	for i, name := range []string{lambdaConvergenceTable, lambdaFlipTable} {
 		if m.Lambda[i] != (Table{}) {
@@ -312,6 +390,13 @@ func DecodeMatches(b []byte, ks []int) (*Matches, error) {
 			}
 			m.Visits[i][VisitSummary(v)] = n
 		}
+	}
+	for key, n := range s.Cited {
+		b, err := hex.DecodeString(key)
+		if v := CitedVisit(b); err != nil || n <= 0 || v.invalid() || hex.EncodeToString(b) != key {
+			return nil, fmt.Errorf("window: matched pairs: cited visit %q counted %d", key, n)
+		}
+		m.Cited[CitedVisit(b)] = n
 	}
 	for name, t := range s.Tables {
 		for a := range 3 {
@@ -366,6 +451,8 @@ type matchEvent struct {
 	used   bool
 	lambda bool // a λ run
 	run    LambdaRun
+	// cited is 1 + the bin (citedBin) of its ΔS-cited value; 0: none.
+	cited uint16
 }
 
 // chain is the waiting events of one side and qid, oldest first.
@@ -578,6 +665,7 @@ type openVisit struct {
 	pairs  int
 	closed bool
 	acc    []visitAcc // per paired series
+	cited  []byte     // the pairs' ΔS-cited bins, as CitedVisit
 }
 
 // MatchOptions size a Matcher.
@@ -632,6 +720,9 @@ func (mt *Matcher) Offer(side int, o *Observation, t int64) {
 	}
 	e := matchEvent{t: t, key: keyOf(o.QIDKey, o.QID), req: requestHash(o.RequestID), set: o.eventCounters(),
 		recall: o.RecallStrict, triage: int8(o.Triage), side: uint8(side), lambda: inLambda(o), run: o.Lambda}
+	if citedCounted(o) {
+		e.cited = 1 + citedBin(o.DeltaSCited)
+	}
 	p, byRequest := mt.events.offer(&e)
 	if p == nil {
 		return
@@ -725,8 +816,29 @@ func (v *openVisit) add(cells []pairedCell, c, b *matchEvent) {
 			}
 		}
 	}
+	if c.cited != 0 || b.cited != 0 {
+		bin := func(e *matchEvent) uint16 {
+			if e.cited == 0 {
+				return NoCited
+			}
+			return e.cited - 1
+		}
+		cb, bb := bin(c), bin(b)
+		v.cited = append(v.cited, byte(cb>>8), byte(cb), byte(bb>>8), byte(bb))
+	}
 	v.pairs++
 	v.lo, v.hi = min(v.lo, c.t, b.t), max(v.hi, c.t, b.t)
+}
+
+// citedKey is the visit's CitedVisit: its pairs sorted.
+func (v *openVisit) citedKey() CitedVisit {
+	n := len(v.cited) / 4
+	pairs := make([]string, n)
+	for i := range n {
+		pairs[i] = string(v.cited[4*i : 4*i+4])
+	}
+	slices.Sort(pairs)
+	return CitedVisit(strings.Join(pairs, ""))
 }
 
 // closeVisit counts a visit's summaries, once.
@@ -738,11 +850,18 @@ func (mt *Matcher) closeVisit(v *openVisit) {
 	if mt.visits[v.key] == v {
 		delete(mt.visits, v.key)
 	}
+	var cited CitedVisit
+	if len(v.cited) > 0 {
+		cited = v.citedKey()
+	}
 	add := func(m *Matches) {
 		for i := range v.acc {
 			if v.acc[i][1] != 0 || v.acc[i][3] != 0 {
 				m.Visits[i][v.acc[i].summary()]++
 			}
+		}
+		if cited != "" {
+			m.Cited[cited]++
 		}
 	}
 	add(mt.tot)

@@ -192,6 +192,7 @@ func TestMatchesEncoding(t *testing.T) {
 	m.Visits[seriesIndexOf(t, "recall_at_5")][pack(3, 3, 2, 3, 3, 3, 2)] = 1
 	m.Lambda[1][2][2] = 4
 	m.Judged[3][5] = 2
+	m.Cited[CitedVisit([]byte{0, 5, 0xff, 0xff, 3, 0xff, 3, 0xfe})] = 9
 	m.ByRequest, m.ByQID, m.JudgedByQID = 5, 6, 2
 	b, err := EncodeMatches(m, matchKs)
 	if err != nil {
@@ -216,7 +217,9 @@ func TestMatchesEncoding(t *testing.T) {
 	}
 	for _, bad := range []string{`{"tables":{"lambda_convergence":[[0,0,0],[0,-1,0],[0,0,0]]}}`, `{"tables":{"precision":[[0,0,0],[0,1,0],[0,0,0]]}}`,
 		`{"visits":{"precision":{"258":0}}}`, `{"visits":{"precision":{"1":1}}}`, `{"visits":{"nope":{"18":1}}}`,
-		`{"judged":{"3/99":1}}`, `{"judged":{"x":1}}`, `{"by_qid":-2}`, `[`} {
+		`{"judged":{"3/99":1}}`, `{"judged":{"x":1}}`, `{"by_qid":-2}`, `[`,
+		`{"cited":{"0005ffff":0}}`, `{"cited":{"ffffffff":1}}`, `{"cited":{"0005":1}}`, `{"cited":{"0005FFFF":1}}`,
+		`{"cited":{"04000000":1}}`, `{"cited":{"zz":1}}`} {
 		if _, err := DecodeMatches([]byte(bad), matchKs); err == nil {
 			t.Errorf("%s: decoded", bad)
 		}
@@ -232,4 +235,58 @@ func seriesIndexOfKs(t *testing.T, ks []int, name string) int {
 	}
 	t.Fatalf("no paired series %s", name)
 	return -1
+}
+
+// cobs is mobs with a ΔS-cited value v (none when v < 0).
+func cobs(q string, v float64) *Observation {
+	o := mobs(q, "", true)
+	if v >= 0 {
+		o.HasDeltaSCited, o.DeltaSCited = true, v
+	}
+	return o
+}
+
+// A visit's pairs keep their ΔS-cited bins, sorted, with NoCited for a
+// side without a value; a pair with none on either side is not kept, and
+// alike visits count under one key.
+func TestMatcherCitedVisits(t *testing.T) {
+	mt := NewMatcher(MatchOptions{Ks: matchKs, MinRuns: 3, Horizon: 60 * sec, MaxPending: 100, Gap: 5 * sec})
+	v := NewMatched(matchKs, 0, math.MaxInt64)
+	v.AttachTo(mt)
+	offer := func(q string, at int64, c, b float64) {
+		mt.Offer(Baseline, cobs(q, b), at)
+		mt.Offer(Candidate, cobs(q, c), at+1)
+	}
+	// q1's visit: (0.5, 0.25), (no value, 1.0: the last bin), (0.1, 0.1),
+	// (none, none).
+	offer("q1", 0, 0.5, 0.25)
+	offer("q1", 1*sec, -1, 1.0)
+	offer("q1", 2*sec, 0.1, 0.1)
+	offer("q1", 3*sec, -1, -1)
+	// q2 and q3: one pair each, alike.
+	offer("q2", 10*sec, 0.3, 0.3)
+	offer("q3", 11*sec, 0.3, 0.3)
+	offer("q9", 100*sec, 0, 0) // closes the rest
+	pair := func(c, b uint16) string { return string([]byte{byte(c >> 8), byte(c), byte(b >> 8), byte(b)}) }
+	want := map[CitedVisit]int64{
+		CitedVisit(pair(102, 102) + pair(512, 256) + pair(NoCited, 1023)): 1,
+		CitedVisit(pair(307, 307)): 2,
+	}
+	got := v.Counts().Cited
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("cited visits %x, want %x", got, want)
+	}
+	for k := range want {
+		if k.invalid() {
+			t.Errorf("%q: invalid", k)
+		}
+	}
+	if c, b := CitedVisit(pair(NoCited, 1023)).Pair(0); c != NoCited || b != 1023 {
+		t.Errorf("pair (%d, %d), want (NoCited, 1023)", c, b)
+	}
+	for _, bad := range []string{"", "abc", pair(NoCited, NoCited), pair(1024, 0), pair(5, 5) + pair(1, 1)} {
+		if !CitedVisit(bad).invalid() {
+			t.Errorf("%q: valid", bad)
+		}
+	}
 }

@@ -160,6 +160,9 @@ func (l *layout) countNames(ks []int) []string {
 				names[l.visits+visitSums*i+j] = stem + s.Name
 			}
 		}
+		for j, stem := range visitSumNames {
+			names[l.nCnt-visitSums+j] = stem + CitedVisitSeries
+		}
 	}
 	return names
 }

@@ -83,6 +83,9 @@ func (sh *Shared) AddAllAccepted(o *Observation, ns int64) {
 	r := sh.rowFor(o.QIDKey, o.QID, &hash)
 	var vi visitIncs
 	e := matchEvent{set: o.eventCounters(), recall: o.RecallStrict, triage: int8(o.Triage)}
+	if cited {
+		e.cited = 1 + citedBin(o.DeltaSCited)
+	}
 	sh.vis.step(&sh.l, r, ns, &e, &vi)
 	vi.apply(sh.tot.cnt)
 	sh.giveAll(cited, o.DeltaSCited, inLambda(o), o.Lambda, r)
@@ -172,6 +175,9 @@ func (sh *Shared) Add(p *Prepared) {
 // visit works out what p changes in its visit's sums, into p.
 func (sh *Shared) visit(p *Prepared) {
 	e := matchEvent{set: p.set, recall: p.recall, triage: p.triage}
+	if p.cited {
+		e.cited = 1 + citedBin(p.citedVal)
+	}
 	sh.vis.step(&sh.l, sh.rowOf(p), p.ns, &e, &p.vinc)
 }
 

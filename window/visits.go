@@ -27,6 +27,16 @@ import (
 // An analysis leaves out of its sums the span its start falls in, whose
 // visit may have begun before it (ExcludeVisit).
 
+// The ΔS-cited values come in visits too, and a quantile's order
+// statistics are no more independent draws than a proportion's events: the
+// sums keep, after the paired series', the same three sums of a
+// pseudo-series whose denominator is a visit's cited values, whose Σ D_v²
+// bounds how much a visit's values move a quantile's count together
+// (CitedDesignEffect).
+
+// CitedVisitSeries names the visit sums of the ΔS-cited values.
+const CitedVisitSeries = "delta_s_cited"
+
 // DefaultVisitGap is the visit gap of an accumulator that sets none.
 const DefaultVisitGap = 10 * time.Second
 
@@ -63,14 +73,14 @@ func pairedSeriesCount(nk int) int {
 // newCumulativeLayout is newLayout with the visit sums after the counts.
 func newCumulativeLayout(nk int) layout {
 	l := newLayout(nk)
-	l.visits, l.nVisit = l.nCnt, visitSums*pairedSeriesCount(nk)
+	l.visits, l.nVisit = l.nCnt, visitSums*(pairedSeriesCount(nk)+1)
 	l.nCnt += l.nVisit
 	return l
 }
 
 // maxVisitIncs bounds the visit sums one event changes: every paired
-// series at 32 cut-offs.
-const maxVisitIncs = visitSums * (8 + 32 + 8)
+// series at 32 cut-offs, and the ΔS-cited values.
+const maxVisitIncs = visitSums * (8 + 32 + 8 + 1)
 
 // visitIncs are the changes one event makes to the visit sums.
 type visitIncs struct {
@@ -98,7 +108,7 @@ func VisitSpan(ns, gap int64) int64 {
 }
 
 func newVisits(ks []int) visits {
-	return visits{gap: int64(DefaultVisitGap), cells: pairedCells(ks)}
+	return visits{gap: int64(DefaultVisitGap), cells: append(pairedCells(ks), pairedCell{cited: true})}
 }
 
 // step adds an event of counters e at event time ns to the visit of row r
@@ -124,7 +134,7 @@ func (vs *visits) step(l *layout, r int32, ns int64, e *matchEvent, out *visitIn
 		vs.span[r] = span
 	case span < vs.span[r]:
 		// Late for its span: a visit of its own, the row untouched.
-		var single [2 * (8 + 32 + 8)]uint16
+		var single [2 * (8 + 32 + 8 + 1)]uint16
 		row = single[:stride]
 	}
 	for i := range vs.cells {
@@ -151,6 +161,22 @@ func (vs *visits) step(l *layout, r int32, ns int64, e *matchEvent, out *visitIn
 		row[2*i] += uint16(n)
 		row[2*i+1]++
 	}
+}
+
+// CitedDesignEffect is Σ D_v² / Σ D_v over the visits of cu's ΔS-cited
+// values (at least 1): how many times the variance of a count of them
+// below a quantile can exceed that of as many independent values, a
+// visit's values being at worst all on the same side of it. The start
+// span's visit is out of the squares (ExcludeVisit) but in the count, which
+// errs by one span's values at most.
+func (cu *Cumulative) CitedDesignEffect() float64 {
+	cu.fold()
+	n := float64(cu.c.cited.n)
+	if n == 0 {
+		return 1
+	}
+	sq := float64(cu.c.cnt[cu.l.visits+visitSums*(cu.l.nVisit/visitSums-1)+visitDenSq])
+	return max(1, sq/n)
 }
 
 // apply adds the changes to counts cnt.

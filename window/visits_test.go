@@ -29,7 +29,7 @@ func TestVisitSums(t *testing.T) {
 	att := NewCumulative(ks, 3)
 	att.AttachTo(sh)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	type visit struct{ n, d float64 }
+	type visit struct{ n, d, cited float64 }
 	byVisit := map[string]*visit{}
 	var o Observation
 	var p Prepared
@@ -41,6 +41,10 @@ func TestVisitSums(t *testing.T) {
 		o = Observation{QID: "q" + strconv.Itoa(q), QIDKey: uint32(q + 1), Time: at, HasAnswer: true, Answerable: true,
 			Shipped: true, Hit: rng.Float64() < 0.3+0.01*float64(q), Contained: true, HasRetrieval: true,
 			PrecisionAtK: make([]float64, len(ks)), Triage: -1}
+		// Two thirds of the answers cite an item of known ΔS.
+		if i%3 != 0 {
+			o.HasDeltaSCited, o.DeltaSCited = true, rng.Float64()
+		}
 		if o.Hit {
 			o.RecallStrict = 1<<len(ks) - 1
 		}
@@ -59,6 +63,9 @@ func TestVisitSums(t *testing.T) {
 		if o.Hit {
 			v.n++
 		}
+		if o.HasDeltaSCited {
+			v.cited++
+		}
 	}
 	var sn, sd float64
 	for _, v := range byVisit {
@@ -70,6 +77,16 @@ func TestVisitSums(t *testing.T) {
 		ss += (v.n - pAll*v.d) * (v.n - pAll*v.d)
 	}
 	want := ss / (sd * sd)
+	var cn, csq float64
+	for _, v := range byVisit {
+		cn, csq = cn+v.cited, csq+v.cited*v.cited
+	}
+	if got, want := att.CitedDesignEffect(), csq/cn; math.Abs(got-want) > 1e-12*want || want <= 1 {
+		t.Errorf("cited design effect %v, want Σ D² / Σ D = %v (> 1)", got, want)
+	}
+	if got := own.CitedDesignEffect(); math.Abs(got-csq/cn) > 1e-12 {
+		t.Errorf("own: cited design effect %v, want %v", got, csq/cn)
+	}
 	s, _ := Lookup("precision")
 	got, ok := att.VisitVariance(s)
 	if !ok || math.Abs(got-want) > 1e-12*want {
@@ -110,6 +127,9 @@ func TestVisitSums(t *testing.T) {
 		}
 	}
 	pb := hits / n
+	if got := single.CitedDesignEffect(); got != 1 {
+		t.Errorf("no cited value: design effect %v, want 1", got)
+	}
 	if got, _ := single.VisitVariance(s); math.Abs(got-pb*(1-pb)/n) > 1e-12 {
 		t.Errorf("one run a visit: variance %v, want p(1−p)/n = %v", got, pb*(1-pb)/n)
 	}

@@ -26,23 +26,27 @@ func (absolute) waiting(Samples) string { return "" }
 // two order statistics of the candidate; κ with Cohen's large-sample
 // variance. The boundaries are tuned to be tightest at oneSampleMargin
 // (quantilePlanN samples for quantiles).
-func (absolute) bounds(c config.AnalysisCheck, a *arms, level float64, _ *CheckResult) (float64, confseq.Interval) {
+func (absolute) bounds(c config.AnalysisCheck, a *arms, lv confseq.Levels, _ *CheckResult) (float64, confseq.Interval) {
+	bLo := boundaryFor(lv.Lo, confseq.PlannedInformation(lv.Lo, oneSampleMargin))
+	bHi := boundaryFor(lv.Hi, confseq.PlannedInformation(lv.Hi, oneSampleMargin))
 	switch window.KindOf(c.Metric) {
 	case window.Quantile:
 		p := quantileOf(c.Metric)
-		lo, hi := rankBounds(quantileBoundary(level, p), a.cand, p)
+		lo, _ := rankBounds(quantileBoundary(lv.Lo, p), a.cand, p)
+		_, hi := rankBounds(quantileBoundary(lv.Hi, p), a.cand, p)
 		return a.candM[c.Metric].Value, confseq.Interval{Lo: lo, Hi: hi}
 	case window.Kappa:
 		kc, vc := kappaVariance(a.candM)
-		b := boundaryFor(level, confseq.PlannedInformation(level, oneSampleMargin))
-		r := confseq.Diff(b, vc)
-		return kc, confseq.Interval{Lo: max(-1, kc-r), Hi: min(1, kc+r)}
+		return kc, confseq.Interval{Lo: max(-1, kc-confseq.Diff(bLo, vc)), Hi: min(1, kc+confseq.Diff(bHi, vc))}
 	}
 	// proportions: config admits no other kind
 	vc := a.candM[c.Metric]
-	b := boundaryFor(level, confseq.PlannedInformation(level, oneSampleMargin))
-	return vc.Value, confseq.Proportion(b, vc.Num, vc.Den)
+	return vc.Value, confseq.Interval{Lo: confseq.Proportion(bLo, vc.Num, vc.Den).Lo, Hi: confseq.Proportion(bHi, vc.Num, vc.Den).Hi}
 }
+
+// lowPasses: `>=` and `>` pass on the lower bound, `<=` and `<` on the
+// upper.
+func (absolute) lowPasses(c config.AnalysisCheck, _ bool) bool { return c.Op == ">=" || c.Op == ">" }
 
 func (absolute) tooFew(c config.AnalysisCheck, s Samples) string {
 	if s.Arm >= int64(c.MinSamples) {

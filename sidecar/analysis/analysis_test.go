@@ -127,6 +127,43 @@ func TestVerdicts(t *testing.T) {
 	}
 }
 
+// A check's passing side holds at 1 − α whatever the other checks, its
+// failing side at 1 − α/m: judged alone or among the canary set, precision
+// (higher is better: its lower bound passes) has the same lower bound,
+// delta_s_p90 (lower is better) the same upper bound, and the other
+// sides widen with m.
+func TestPassSideLevel(t *testing.T) {
+	results := map[string]Result{}
+	for _, set := range []string{"some", config.CanaryCheckSet} {
+		m := newTestManager(onlyChecks("precision", "delta_s_p90"))
+		if _, _, err := m.Start(StartRequest{ID: "a", Checks: set}, t0); err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(9, 9))
+		feed(t, m, rng, "canary", healthy, 3000, t0)
+		feed(t, m, rng, "live", healthy, 12000, t0)
+		an, _ := m.Get("a")
+		results[set] = an.Result()
+	}
+	for _, name := range []string{"precision", "delta_s_p90"} {
+		alone, among := checkOf(t, results["some"], name), checkOf(t, results[config.CanaryCheckSet], name)
+		near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+		if !near(alone.PassLevel, 0.99) || !near(among.PassLevel, 0.99) || !near(alone.Level, 1-0.01/2) || !(among.Level > alone.Level) {
+			t.Errorf("%s: levels alone %v/%v, among the canary set %v/%v; want pass 0.99 and fail 1 − α/m", name, alone.PassLevel, alone.Level, among.PassLevel, among.Level)
+		}
+		pass, fail := 0, 1
+		if among.LowerIsBetter {
+			pass, fail = 1, 0
+		}
+		if alone.Interval[pass] != among.Interval[pass] {
+			t.Errorf("%s: passing side %v alone, %v among the canary set", name, alone.Interval[pass], among.Interval[pass])
+		}
+		if math.Abs(among.Interval[fail]-*among.Estimate) <= math.Abs(alone.Interval[fail]-*alone.Estimate) {
+			t.Errorf("%s: failing side %v among the canary set no wider than %v alone", name, among.Interval, alone.Interval)
+		}
+	}
+}
+
 // The interval of a comparison contains its estimate, and the check is
 // judged against the tolerance on the metric's failing side.
 func TestDecide(t *testing.T) {

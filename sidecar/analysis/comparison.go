@@ -35,50 +35,69 @@ func (comparison) waiting(s Samples) string {
 // level; κ with Cohen's large-sample variance of each arm. A metric that
 // matched pairs count (paired.go) is judged on the intersection of that
 // sequence and the paired one, each at half the level.
-func (comparison) bounds(c config.AnalysisCheck, a *arms, level float64, r *CheckResult) (float64, confseq.Interval) {
+func (comparison) bounds(c config.AnalysisCheck, a *arms, lv confseq.Levels, r *CheckResult) (float64, confseq.Interval) {
 	r.Pairing = PairedNone
 	kind := window.KindOf(c.Metric)
+	half := lv.Half()
 	if kind == window.Quantile {
+		// Each arm's order statistics at a quarter of the level, the
+		// candidate's lower bound minus the baseline's upper bound and
+		// so on: half the level; the matched visits' sequence the other.
 		p := quantileOf(c.Metric)
-		b := quantileBoundary(level/2, p)
-		cl, ch := rankBounds(b, a.cand, p)
-		bl, bh := rankBounds(b, a.base, p)
-		return a.candM[c.Metric].Value - a.baseM[c.Metric].Value, confseq.Interval{Lo: cl - bh, Hi: ch - bl}
+		bLo, bHi := quantileBoundary(lv.Lo/4, p), quantileBoundary(lv.Hi/4, p)
+		cl, _ := rankBounds(bLo, a.cand, p)
+		_, bh := rankBounds(bLo, a.base, p)
+		_, ch := rankBounds(bHi, a.cand, p)
+		bl, _ := rankBounds(bHi, a.base, p)
+		d, iv := a.candM[c.Metric].Value-a.baseM[c.Metric].Value, confseq.Interval{Lo: cl - bh, Hi: ch - bl}
+		if a.pairs == nil {
+			return d, iv
+		}
+		pr := quantilePaired(a.pairs.Cited, p, half, pairing(a.pairs.ByRequest, a.pairs.ByQID))
+		if !pr.ok {
+			return d, iv
+		}
+		r.Pairing, r.Pairs, r.PairedEstimate = pr.pairing, pr.pairs, ptr(pr.est)
+		r.PairedInterval = &[2]float64{pr.iv.Lo, pr.iv.Hi}
+		r.UnpairedInterval = &[2]float64{iv.Lo, iv.Hi}
+		return d, intersect(iv, pr.iv)
 	}
 	// A pairable metric's unpaired sequence takes half the level whether
 	// or not pairs have come yet, so that the two halves add up to the
 	// level at every time.
-	unpairedLevel := level
+	unpaired := lv
 	var pr paired
 	if pairable(c.Metric) {
-		unpairedLevel = level / 2
-		pr = pairedBounds(c.Metric, a.ks, a.pairs, level/2)
+		unpaired = half
+		pr = pairedBounds(c.Metric, a.ks, a.pairs, half)
 	}
+	// One boundary a side, each tuned to where that side decides.
+	bLo := boundaryFor(unpaired.Lo, confseq.PlannedInformation(unpaired.Lo, c.Tolerance))
+	bHi := boundaryFor(unpaired.Hi, confseq.PlannedInformation(unpaired.Hi, c.Tolerance))
 	var d float64
 	var iv confseq.Interval
 	if kind == window.Kappa {
 		kc, vc := kappaVariance(a.candM)
 		kb, vb := kappaVariance(a.baseM)
-		b := boundaryFor(unpairedLevel, confseq.PlannedInformation(unpairedLevel, c.Tolerance))
-		r := confseq.Diff(b, vc+vb)
 		d = kc - kb
-		iv = confseq.Interval{Lo: max(-2, d-r), Hi: min(2, d+r)}
+		iv = confseq.Interval{Lo: max(-2, d-confseq.Diff(bLo, vc+vb)), Hi: min(2, d+confseq.Diff(bHi, vc+vb))}
 	} else {
 		// proportions: config admits no other kind. A per-event one's
 		// events come in visits of a question, whose variance counts.
 		vc, vb := a.candM[c.Metric], a.baseM[c.Metric]
-		b := boundaryFor(unpairedLevel, confseq.PlannedInformation(unpairedLevel, c.Tolerance))
 		var cc, cb float64
 		if s, ok := window.Lookup(c.Metric); ok {
 			cc, _ = a.cand.VisitVariance(s)
 			cb, _ = a.base.VisitVariance(s)
 		}
-		d, iv = vc.Value-vb.Value, confseq.ProportionDiffClustered(b, vc.Num, vc.Den, cc, vb.Num, vb.Den, cb)
+		d = vc.Value - vb.Value
+		iv.Lo = confseq.ProportionDiffClustered(bLo, vc.Num, vc.Den, cc, vb.Num, vb.Den, cb).Lo
+		iv.Hi = confseq.ProportionDiffClustered(bHi, vc.Num, vc.Den, cc, vb.Num, vb.Den, cb).Hi
 	}
 	if !pr.ok {
 		return d, iv
 	}
-	r.Pairing, r.Pairs = pr.pairing, pr.pairs
+	r.Pairing, r.Pairs, r.PairedEstimate = pr.pairing, pr.pairs, ptr(pr.est)
 	r.PairedInterval = &[2]float64{pr.iv.Lo, pr.iv.Hi}
 	r.UnpairedInterval = &[2]float64{iv.Lo, iv.Hi}
 	return d, intersect(iv, pr.iv)
@@ -94,6 +113,10 @@ func intersect(x, y confseq.Interval) confseq.Interval {
 	}
 	return confseq.Interval{Lo: min(x.Lo, y.Lo), Hi: max(x.Hi, y.Hi)}
 }
+
+// lowPasses: where higher is better, the lower bound passes (above
+// −tolerance); where lower is, the upper (below +tolerance).
+func (comparison) lowPasses(_ config.AnalysisCheck, lowerIsBetter bool) bool { return !lowerIsBetter }
 
 func (comparison) tooFew(c config.AnalysisCheck, s Samples) string {
 	if n := int64(c.MinSamples); s.Arm >= n && s.Baseline >= n {

@@ -474,7 +474,7 @@ func kayentaResult(rep Result, th scoreThresholds) KayentaJudgeResult {
 		if c.BaselineValue != nil {
 			ctl["value"] = *c.BaselineValue
 		}
-		meta := map[string]any{"kind": c.Kind, "tolerance": c.Tolerance, "level": c.Level}
+		meta := map[string]any{"kind": c.Kind, "tolerance": c.Tolerance, "level": c.Level, "pass_level": c.PassLevel}
 		if c.Estimate != nil {
 			meta["estimate"] = *c.Estimate
 		}

@@ -54,14 +54,19 @@ type CheckResult struct {
 	MinSamples    int      `json:"min_samples"`
 	// Pairing says how the check's matched pairs were matched (request,
 	// qid; none when the check reads no pairs), Pairs how many count in
-	// it, and PairedInterval and UnpairedInterval the two sequences
-	// whose intersection is Interval (SPEC §5.3); nil when unpaired.
+	// it, PairedEstimate the mean difference over its visits, and
+	// PairedInterval and UnpairedInterval the two sequences whose
+	// intersection is Interval (SPEC §5.3); nil when unpaired.
 	Pairing          string      `json:"pairing"`
 	Pairs            int64       `json:"pairs"`
+	PairedEstimate   *float64    `json:"paired_estimate,omitempty"`
 	PairedInterval   *[2]float64 `json:"paired_interval,omitempty"`
 	UnpairedInterval *[2]float64 `json:"unpaired_interval,omitempty"`
-	// Level is the confidence of each side of Interval: 1 − α/m.
-	Level   float64 `json:"level"`
+	// Level is the confidence of the side of Interval that fails the
+	// check: 1 − α/m. PassLevel is that of the side that passes it: 1 − α
+	// (checkLevels).
+	Level     float64 `json:"level"`
+	PassLevel float64 `json:"pass_level"`
 	Verdict Verdict `json:"verdict"`
 	Reason  string  `json:"reason"`
 
@@ -105,10 +110,29 @@ type arms struct {
 	ks           []int
 }
 
-// judge judges checks over the two arms at level alpha (split over the
-// checks with data), each check's sequence intersected with its running
-// Bound in run (nil: none), and returns the results and the analysis
-// verdict.
+// Each check's interval holds on its failing side at level 1 − α/m (m
+// checks with data), so that a healthy candidate is ever failed by any of
+// them with probability at most α (SPEC §5.2); and on its passing side at
+// 1 − α. A pass needs every check to pass: a candidate beyond tolerance on
+// some check passes only if that check's own passing side errs, with
+// probability at most α, whatever the other checks do (an
+// intersection–union test: Berger, Multiparameter hypothesis testing and
+// acceptance sampling, Technometrics 1982). Splitting α over the checks on
+// the passing side too would guard against nothing more, and would cost a
+// healthy candidate about a third more events to pass.
+
+// checkLevels are the levels of c's two sides: fail on the one that fails
+// it, pass on the other.
+func checkLevels(k checkKind, c config.AnalysisCheck, lowerIsBetter bool, pass, fail float64) confseq.Levels {
+	if k.lowPasses(c, lowerIsBetter) {
+		return confseq.Levels{Lo: pass, Hi: fail}
+	}
+	return confseq.Levels{Lo: fail, Hi: pass}
+}
+
+// judge judges checks over the two arms at level alpha (checkLevels), each
+// check's sequence intersected with its running Bound in run (nil: none),
+// and returns the results and the analysis verdict.
 func judge(checks []config.AnalysisCheck, a *arms, alpha float64, run []Bound) ([]CheckResult, Verdict, string) {
 	res := make([]CheckResult, len(checks))
 	withData := 0
@@ -124,10 +148,10 @@ func judge(checks []config.AnalysisCheck, a *arms, alpha float64, run []Bound) (
 			res[i].BaselineValue = ptr(vb.Value)
 		}
 	}
-	level := alpha / float64(max(withData, 1))
+	fail := alpha / float64(max(withData, 1))
 	for i, c := range checks {
 		r := &res[i]
-		r.Level = 1 - level
+		r.Level, r.PassLevel = 1-fail, 1-alpha
 		if r.Verdict == NoData {
 			continue
 		}
@@ -135,7 +159,7 @@ func judge(checks []config.AnalysisCheck, a *arms, alpha float64, run []Bound) (
 		if run != nil {
 			b = run[i]
 		}
-		judgeCheck(c, r, a, level, b)
+		judgeCheck(c, r, a, alpha, fail, b)
 	}
 	v, reason := verdictOf(res, withData)
 	return res, v, reason
@@ -191,15 +215,15 @@ func verdictOf(res []CheckResult, withData int) (Verdict, string) {
 type FixedSample interface {
 	// Samples are each arm's samples of metric.
 	Samples(metric string) Samples
-	// Interval fills r's estimate, interval (each side at level) and
-	// pairing for c, or says why there is none.
-	Interval(c config.AnalysisCheck, level float64, r *CheckResult) (why string)
+	// Interval fills r's estimate, interval (each side at its level of
+	// lv) and pairing for c, or says why there is none.
+	Interval(c config.AnalysisCheck, lv confseq.Levels, r *CheckResult) (why string)
 }
 
 // JudgeFixed judges checks once over a fixed sample (`eval --baseline`,
 // SPEC §5.3) as a reading of an analysis judges them, but on intervals
-// that hold at one look: level alpha split over the checks with data,
-// min_samples per arm, the verdict of every check and of the whole.
+// that hold at one look: each side at its level (checkLevels), min_samples
+// per arm, the verdict of every check and of the whole.
 func JudgeFixed(checks []config.AnalysisCheck, alpha float64, fs FixedSample) ([]CheckResult, Verdict, string) {
 	res := make([]CheckResult, len(checks))
 	withData := 0
@@ -208,10 +232,10 @@ func JudgeFixed(checks []config.AnalysisCheck, alpha float64, fs FixedSample) ([
 			withData++
 		}
 	}
-	level := alpha / float64(max(withData, 1))
+	fail := alpha / float64(max(withData, 1))
 	for i, c := range checks {
 		r := &res[i]
-		r.Level = 1 - level
+		r.Level, r.PassLevel = 1-fail, 1-alpha
 		k := checkKinds[c.Kind()]
 		if r.Verdict != "" {
 			continue
@@ -220,7 +244,7 @@ func JudgeFixed(checks []config.AnalysisCheck, alpha float64, fs FixedSample) ([
 			r.Verdict, r.Reason = Inconclusive, why
 			continue
 		}
-		if why := fs.Interval(c, level, r); why != "" {
+		if why := fs.Interval(c, checkLevels(k, c, r.LowerIsBetter, alpha, fail), r); why != "" {
 			r.Verdict, r.Reason = Inconclusive, why
 			continue
 		}
@@ -240,7 +264,7 @@ func ptr(v float64) *float64 { return &v }
 // of c's kind; r has data. The interval is the sequence now intersected
 // with run; when they do not meet, the arm's quality has moved during the
 // analysis, and the sequence now is judged alone.
-func judgeCheck(c config.AnalysisCheck, r *CheckResult, a *arms, level float64, run Bound) {
+func judgeCheck(c config.AnalysisCheck, r *CheckResult, a *arms, pass, fail float64, run Bound) {
 	k := checkKinds[c.Kind()]
 	if k == nil {
 		r.Verdict, r.Reason = Inconclusive, fmt.Sprintf("no judge for check kind %q", c.Kind())
@@ -250,7 +274,7 @@ func judgeCheck(c config.AnalysisCheck, r *CheckResult, a *arms, level float64, 
 		r.Verdict, r.Reason = Inconclusive, why
 		return
 	}
-	est, iv := k.bounds(c, a, level, r)
+	est, iv := k.bounds(c, a, checkLevels(k, c, r.LowerIsBetter, pass, fail), r)
 	r.Estimate = ptr(est)
 	tooFew := k.tooFew(c, r.Samples)
 	enough := tooFew == ""
@@ -308,10 +332,11 @@ func quantileBoundary(level, p float64) confseq.Boundary {
 
 // rankBounds is the p-quantile's bounds in one arm: the order statistics of
 // ranks ⌈np − u⌉ and ⌊np + u⌋ + 1 (1-based); 0 and 1, ΔS's range, when the
-// rank is outside the sample.
+// rank is outside the sample. The values come in visits, whose design
+// effect widens u (confseq.QuantileRanks).
 func rankBounds(b confseq.Boundary, cu *window.Cumulative, p float64) (lo, hi float64) {
 	n := float64(cu.CitedCount())
-	flo, fhi := confseq.QuantileRanks(b, p, n)
+	flo, fhi := confseq.QuantileRanks(b, p, n, cu.CitedDesignEffect())
 	lo, hi = 0, 1
 	if k := math.Ceil(flo * n); k >= 1 {
 		lo = cu.CitedOrderStat(k - 1)

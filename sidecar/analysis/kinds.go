@@ -18,9 +18,12 @@ type checkKind interface {
 	// waiting says why a check with data has no sequence yet, "" when it
 	// has one.
 	waiting(s Samples) string
-	// bounds is the estimate and its confidence sequence at level; it
-	// fills in how r was paired.
-	bounds(c config.AnalysisCheck, a *arms, level float64, r *CheckResult) (float64, confseq.Interval)
+	// bounds is the estimate and its confidence sequence, each side at
+	// its level of lv; it fills in how r was paired.
+	bounds(c config.AnalysisCheck, a *arms, lv confseq.Levels, r *CheckResult) (float64, confseq.Interval)
+	// lowPasses says whether the lower bound is the one that passes the
+	// check (the upper one then fails it), rather than the upper.
+	lowPasses(c config.AnalysisCheck, lowerIsBetter bool) bool
 	// tooFew says why the samples are too few for a verdict, "" when
 	// they are enough.
 	tooFew(c config.AnalysisCheck, s Samples) string

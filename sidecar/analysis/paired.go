@@ -39,6 +39,7 @@ const (
 // paired is what a check's pairs give: the interval of d at the level
 // asked, how the pairs were matched and how many there are.
 type paired struct {
+	est     float64 // the mean of the values the sequence bets on
 	iv      confseq.Interval
 	pairing string
 	pairs   int64
@@ -66,19 +67,19 @@ func pairing(byRequest, byQID int64) string {
 	return PairedByQID
 }
 
-// pairedBounds is the paired interval of candidate − baseline of metric at
-// level (each side), from the matched pairs m with the cut-offs ks; ok is
+// pairedBounds is the paired interval of candidate − baseline of metric,
+// each side at its level of lv, from the matched pairs m with the cut-offs ks; ok is
 // false when no pair counts the metric.
-func pairedBounds(metric string, ks []int, m *window.Matches, level float64) paired {
+func pairedBounds(metric string, ks []int, m *window.Matches, lv confseq.Levels) paired {
 	s, found := window.Lookup(metric)
 	if m == nil || !found {
 		return paired{pairing: PairedNone}
 	}
 	if s.Kind == window.Kappa {
-		return kappaPaired(&m.Judged, level, pairing(m.JudgedByRequest, m.JudgedByQID))
+		return kappaPaired(&m.Judged, lv, pairing(m.JudgedByRequest, m.JudgedByQID))
 	}
 	if visits, byRequest, byQID, ok := m.PairedVisits(s, ks); ok {
-		return visitsPaired(visits, window.QuestionDecided(s), level, pairing(byRequest, byQID))
+		return visitsPaired(visits, window.QuestionDecided(s), lv, pairing(byRequest, byQID))
 	}
 	t, byRequest, byQID, ok := m.Paired(s)
 	if !ok {
@@ -89,10 +90,11 @@ func pairedBounds(metric string, ks []int, m *window.Matches, level float64) pai
 	if both == 0 {
 		return paired{pairing: PairedNone}
 	}
-	return paired{pairing: pairing(byRequest, byQID), pairs: both, ok: true, iv: confseq.BettingMean(level, confseq.Values{
+	v := confseq.Values{
 		X: []float64{-1, 0, 1}, N: []float64{float64(t[1][2]), float64(t[1][1] + t[2][2]), float64(t[2][1])},
 		Lo: -1, Hi: 1,
-	})}
+	}
+	return paired{pairing: pairing(byRequest, byQID), pairs: both, ok: true, est: v.Mean(), iv: confseq.BettingMean(lv, v)}
 }
 
 // visitsPaired bounds d from the visits of a per-event proportion, each
@@ -103,7 +105,7 @@ func pairedBounds(metric string, ks []int, m *window.Matches, level float64) pai
 // differences are exact. Otherwise (precision and chr divide by the
 // answers shipped, which the two sides need not share) each pair's
 // difference is linearised around the current estimates.
-func visitsPaired(visits map[window.VisitSummary]int64, exact bool, level float64, how string) paired {
+func visitsPaired(visits map[window.VisitSummary]int64, exact bool, lv confseq.Levels, how string) paired {
 	var pairs int64
 	values := map[float64]float64{}
 	v := confseq.Values{Lo: -1, Hi: 1}
@@ -163,8 +165,8 @@ func visitsPaired(visits map[window.VisitSummary]int64, exact bool, level float6
 		v.X = append(v.X, x)
 		v.N = append(v.N, n)
 	}
-	iv := confseq.BettingMean(level, v)
-	return paired{pairing: how, pairs: pairs, ok: true, iv: confseq.Interval{Lo: max(-1, iv.Lo), Hi: min(1, iv.Hi)}}
+	iv := confseq.BettingMean(lv, v)
+	return paired{pairing: how, pairs: pairs, ok: true, est: v.Mean(), iv: confseq.Interval{Lo: max(-1, iv.Lo), Hi: min(1, iv.Hi)}}
 }
 
 // kappaPaired bounds κ_c − κ_b from the matched judgement pairs,
@@ -172,7 +174,7 @@ func visitsPaired(visits map[window.VisitSummary]int64, exact bool, level float6
 // moves κ by (1{i=j} − p_o)/(1 − p_e) − (π_·i + π_j· − 2p_e)(1 − p_o)/(1 −
 // p_e)², with p_o the agreement, p_e the chance agreement and π the
 // label frequencies (Scholar rows, Auditor columns).
-func kappaPaired(j *window.JudgedTable, level float64, how string) paired {
+func kappaPaired(j *window.JudgedTable, lv confseq.Levels, how string) paired {
 	const nl = 4
 	var n float64
 	var rowC, colC, rowB, colB [nl]float64
@@ -235,6 +237,111 @@ func kappaPaired(j *window.JudgedTable, level float64, how string) paired {
 			}
 		}
 	}
-	iv := confseq.BettingMean(level, v)
-	return paired{iv: confseq.Interval{Lo: max(-2, iv.Lo), Hi: min(2, iv.Hi)}, pairing: how, pairs: int64(n), ok: true}
+	iv := confseq.BettingMean(lv, v)
+	return paired{est: v.Mean(), iv: confseq.Interval{Lo: max(-2, iv.Lo), Hi: min(2, iv.Hi)}, pairing: how, pairs: int64(n), ok: true}
+}
+
+// quantilePaired bounds Q_c(p) − Q_b(p), the difference of the cited-ΔS
+// p-quantiles, from the matched visits' binned values (window.CitedVisit),
+// linearised by the quantile's influence function: with q̂ and f̂ a side's
+// quantile and the density there, and n* the pairs with a value on some
+// side, d̂ − d ≈ the mean over those pairs of
+//
+//	W = n*/n_c·(p − 1{c ≤ q̂_c})/f̂_c − n*/n_b·(p − 1{b ≤ q̂_b})/f̂_b
+//
+// (a side without a value adds 0), and a visit's value is d̂ plus the mean
+// of its pairs' W, as visitsPaired does for a ratio. Where the arms cite
+// alike on a question (an unchanged index), both sides of its pairs fall
+// on the same side of the quantile and W is about 0: the sequence narrows
+// as fast as the arms agree, which the unpaired order statistics cannot,
+// every question's ΔS counting in both. The bins put each quantile within
+// one bin of the values', and the interval is widened by one bin for it.
+func quantilePaired(cited map[window.CitedVisit]int64, p float64, lv confseq.Levels, how string) paired {
+	var hc, hb [window.CitedBins]float64
+	var nc, nb, np float64
+	for v, n := range cited {
+		f := float64(n)
+		for i := range v.Pairs() {
+			c, b := v.Pair(i)
+			np += f
+			if c != window.NoCited {
+				hc[c] += f
+				nc += f
+			}
+			if b != window.NoCited {
+				hb[b] += f
+				nb += f
+			}
+		}
+	}
+	// The linearisation needs values on both sides of each quantile: a
+	// handful, all alike, would claim a density, and a certainty, that
+	// no more than a handful can show.
+	if min(nc, nb)*min(p, 1-p) < minQuantileTail {
+		return paired{pairing: PairedNone}
+	}
+	qc, fc := binQuantile(&hc, nc, p)
+	qb, fb := binQuantile(&hb, nb, p)
+	d := float64(qc-qb) / window.CitedBins
+	wc, wb := np/nc, np/nb
+	// A side's term: its influence, by which side of the quantile its
+	// value falls on.
+	term := func(below bool, w, f float64) float64 {
+		if below {
+			return w * (p - 1) / f
+		}
+		return w * p / f
+	}
+	v := confseq.Values{Lo: d + term(true, wc, fc) - term(false, wb, fb), Hi: d + term(false, wc, fc) - term(true, wb, fb)}
+	values := map[float64]float64{}
+	for cv, n := range cited {
+		var s float64
+		m := cv.Pairs()
+		for i := range m {
+			c, b := cv.Pair(i)
+			if c != window.NoCited {
+				s += term(int(c) <= qc, wc, fc)
+			}
+			if b != window.NoCited {
+				s -= term(int(b) <= qb, wb, fb)
+			}
+		}
+		values[d+s/float64(m)] += float64(n)
+	}
+	for x, n := range values {
+		v.X = append(v.X, x)
+		v.N = append(v.N, n)
+	}
+	iv := confseq.BettingMean(lv, v)
+	const bin = 1.0 / window.CitedBins
+	return paired{pairing: how, pairs: int64(np), ok: true, est: v.Mean(), iv: confseq.Interval{Lo: max(-1, iv.Lo-bin), Hi: min(1, iv.Hi+bin)}}
+}
+
+// minQuantileTail is how many of a side's values must lie beyond its
+// quantile (on the smaller side) before the paired sequence counts.
+const minQuantileTail = 30
+
+// binQuantile is the bin of the p-quantile of histogram h (n values): the
+// first whose cumulative count reaches p·n; and the density of the values
+// there, 2h over the spread of the bins of the (p ∓ h)-quantiles, h the
+// Hall–Sheather bandwidth. The spread counts both end bins whole, so the
+// density errs low and the influence, and the interval, wide.
+func binQuantile(h *[window.CitedBins]float64, n, p float64) (bin int, density float64) {
+	at := func(q float64) int {
+		target, cum := q*n, 0.0
+		for k, c := range h {
+			cum += c
+			if cum >= target {
+				return k
+			}
+		}
+		return len(h) - 1
+	}
+	zp := confseq.ZQuantile(p)
+	phi := math.Exp(-zp*zp/2) / math.Sqrt(2*math.Pi)
+	z := confseq.ZQuantile(0.975)
+	bw := math.Pow(n, -1.0/3) * math.Pow(z, 2.0/3) * math.Cbrt(1.5*phi*phi/(2*zp*zp+1))
+	lo, hi := max(p-bw, 0), min(p+bw, 1)
+	spread := float64(at(hi)-at(lo)+1) / window.CitedBins
+	return at(p), (hi - lo) / spread
 }

@@ -1,10 +1,12 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -19,10 +21,14 @@ import (
 // some questions worse by its own draw.
 type coverageWorld struct {
 	ship, right [2][]float64 // [arm][question]
-	// truth is each arm's expected precision (right over shipped) and
-	// recall_at_5 (right over all): what the stream measures in the long
-	// run, questions being asked uniformly.
-	precision, recall [2]float64
+	// deltaS is the ΔS of the item each arm cites for each question: the
+	// same at every run, as retrieval is deterministic per question.
+	deltaS [2][]float64
+	// truth is each arm's expected precision (right over shipped),
+	// recall_at_5 (right over all) and ΔS p90 (of the shipped answers'
+	// cited items): what the stream measures in the long run, questions
+	// being asked uniformly.
+	precision, recall, p90 [2]float64
 }
 
 func newCoverageWorld(rng *rand.Rand, questions int, worse float64) *coverageWorld {
@@ -30,6 +36,7 @@ func newCoverageWorld(rng *rand.Rand, questions int, worse float64) *coverageWor
 	for a := range 2 {
 		w.ship[a] = make([]float64, questions)
 		w.right[a] = make([]float64, questions)
+		w.deltaS[a] = make([]float64, questions)
 	}
 	difficulty := func(m, k float64) float64 {
 		// Two gamma draws by Marsaglia and Tsang are more than a test
@@ -44,10 +51,13 @@ func newCoverageWorld(rng *rand.Rand, questions int, worse float64) *coverageWor
 	}
 	for q := range questions {
 		s, r := difficulty(0.9, 0.3), difficulty(0.88, 0.3)
-		w.ship[0][q], w.right[0][q] = s, r
-		w.ship[1][q], w.right[1][q] = s, r
+		// Logit-normal, median 0.33.
+		ds := 1 / (1 + math.Exp(0.7-0.5*rng.NormFloat64()))
+		w.ship[0][q], w.right[0][q], w.deltaS[0][q] = s, r, ds
+		w.ship[1][q], w.right[1][q], w.deltaS[1][q] = s, r, ds
 		if rng.Float64() < worse {
 			w.right[0][q] = r * 0.2
+			w.deltaS[0][q] = min(1, ds+0.2)
 		}
 	}
 	for a := range 2 {
@@ -59,6 +69,20 @@ func newCoverageWorld(rng *rand.Rand, questions int, worse float64) *coverageWor
 		}
 		w.precision[a] = precise / shipped
 		w.recall[a] = right / float64(questions)
+		// The 0.9-quantile of the cited ΔS, each question weighing its
+		// chance of being shipped: inf{x : F(x) ≥ 0.9}.
+		order := make([]int, questions)
+		for q := range order {
+			order[q] = q
+		}
+		slices.SortFunc(order, func(x, y int) int { return cmp.Compare(w.deltaS[a][x], w.deltaS[a][y]) })
+		cum := 0.0
+		for _, q := range order {
+			if cum += w.ship[a][q]; cum >= 0.9*shipped {
+				w.p90[a] = w.deltaS[a][q]
+				break
+			}
+		}
 	}
 	return w
 }
@@ -73,7 +97,7 @@ func (w *coverageWorld) event(rng *rand.Rand, a, q int, t time.Time, o *window.O
 	}
 	*o = window.Observation{Arm: arm, QID: fmt.Sprint("q", q), QIDKey: uint32(q + 1), Time: t, HasAnswer: true, Answerable: true,
 		Shipped: rng.Float64() < w.ship[a][q], Hit: right, Contained: true, Triage: -1,
-		HasRetrieval: true, PrecisionAtK: o.PrecisionAtK[:0]}
+		HasRetrieval: true, PrecisionAtK: o.PrecisionAtK[:0], HasDeltaSCited: true, DeltaSCited: w.deltaS[a][q]}
 	for range 4 {
 		o.PrecisionAtK = append(o.PrecisionAtK, 0)
 	}
@@ -87,9 +111,11 @@ func (w *coverageWorld) event(rng *rand.Rand, a, q int, t time.Time, o *window.O
 // and one answering some of them worse, with many shared questions or so
 // many questions that few are asked by both arms within the pairing
 // horizon, the interval a check is judged on misses the true difference
-// on a side at some read in at most α/m of the runs. α is set high (0.6,
-// m = 2 checks: 0.3 a check) so that misses happen at all and the rate
-// can be seen; recall_at_5's pairs are exact, precision's are linearised.
+// at some read, on its failing side in at most α/m of the runs, on its
+// passing side in at most α. α is set high (0.6, m = 3 checks: 0.2 a
+// failing side) so that misses happen at all and the rate can be seen;
+// recall_at_5's pairs are exact, precision's and the ΔS p90's are
+// linearised, the last from values that every run of a question repeats.
 //
 // SHADOWEVAL_SIM=1 runs 1,000 streams of 40 minutes a case instead of
 // 60 of 20.
@@ -101,14 +127,16 @@ func TestPairedCoverage(t *testing.T) {
 	if testing.Short() {
 		runs = 20
 	}
-	const alpha = 0.6
+	const alpha = 0.3
 	cfg := config.Default().Analysis
 	cfg.Alpha = alpha
 	cfg.Checks = map[string][]config.AnalysisCheck{"c": {
 		{Name: "precision", Metric: "precision", Tolerance: 0.02, MinSamples: 100},
 		{Name: "recall_at_5", Metric: "recall_at_5", Tolerance: 0.02, MinSamples: 100},
+		{Name: "delta_s_p90", Metric: "delta_s_p90", Tolerance: 0.02, MinSamples: 100},
 	}}
-	perCheck := alpha / 2
+	metrics := []string{"precision", "recall_at_5", "delta_s_p90"}
+	failSide := alpha / float64(len(metrics))
 	for _, c := range []struct {
 		name      string
 		questions int
@@ -124,7 +152,7 @@ func TestPairedCoverage(t *testing.T) {
 		for r := range runs {
 			rng := rand.New(rand.NewPCG(uint64(c.questions), uint64(r)))
 			w := newCoverageWorld(rng, c.questions, c.worse)
-			truth := map[string]float64{"precision": w.precision[0] - w.precision[1], "recall_at_5": w.recall[0] - w.recall[1]}
+			truth := map[string]float64{"precision": w.precision[0] - w.precision[1], "recall_at_5": w.recall[0] - w.recall[1], "delta_s_p90": w.p90[0] - w.p90[1]}
 			m := NewManager(Options{Config: cfg, Ks: []int{1, 3, 5, 10}, MinRuns: 3})
 			t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			if _, _, err := m.Start(StartRequest{ID: "cov", Arm: "canary", Baseline: "live", Checks: "c"}, t0); err != nil {
@@ -179,15 +207,23 @@ func TestPairedCoverage(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%s: components: lo %v hi %v", c.name, missLo, missHi)
-		t.Logf("%s: pairs %.0f of %.0f candidate events; missed from below (precision, recall_at_5): %d, %d; from above: %d, %d, of %d runs (each at most %.2f)",
-			c.name, pairs/float64(runs), events/float64(runs), missLo["precision"], missLo["recall_at_5"], missHi["precision"], missHi["recall_at_5"], runs, perCheck)
-		for _, metric := range []string{"precision", "recall_at_5"} {
-			for side, k := range map[string]int{"lower bound above the truth": missLo[metric], "upper bound below the truth": missHi[metric]} {
+		t.Logf("%s: pairs %.0f of %.0f candidate events; of %d runs, missed from below %v, from above %v (u: the unpaired sequence, p: the paired one)",
+			c.name, pairs/float64(runs), events/float64(runs), runs, missLo, missHi)
+		for _, metric := range metrics {
+			// The lower bound passes a metric where higher is better.
+			loLevel, hiLevel := alpha, failSide
+			if window.LowerIsBetter(metric) {
+				loLevel, hiLevel = failSide, alpha
+			}
+			for _, side := range []struct {
+				what  string
+				k     int
+				level float64
+			}{{"lower bound above the truth", missLo[metric], loLevel}, {"upper bound below the truth", missHi[metric], hiLevel}} {
 				// Allow binomial noise: three standard deviations.
-				limit := perCheck + 3*math.Sqrt(perCheck*(1-perCheck)/float64(runs))
-				if rate := float64(k) / float64(runs); rate > limit {
-					t.Errorf("%s: %s: %s in %d of %d runs (%.3f > %.3f)", c.name, metric, side, k, runs, rate, limit)
+				limit := side.level + 3*math.Sqrt(side.level*(1-side.level)/float64(runs))
+				if rate := float64(side.k) / float64(runs); rate > limit {
+					t.Errorf("%s: %s: %s in %d of %d runs (%.3f > %.3f)", c.name, metric, side.what, side.k, runs, rate, limit)
 				}
 			}
 		}

@@ -127,7 +127,7 @@ func (ps *pairedSample) Samples(metric string) analysis.Samples {
 	return analysis.Samples{Arm: ps.candM[metric].Samples, Baseline: ps.baseM[metric].Samples}
 }
 
-func (ps *pairedSample) Interval(c config.AnalysisCheck, level float64, r *analysis.CheckResult) string {
+func (ps *pairedSample) Interval(c config.AnalysisCheck, lv confseq.Levels, r *analysis.CheckResult) string {
 	s, ok := window.Lookup(c.Metric)
 	if !ok {
 		return "unknown metric " + c.Metric
@@ -139,7 +139,7 @@ func (ps *pairedSample) Interval(c config.AnalysisCheck, level float64, r *analy
 	nc, dc, nb, db := make([]float64, nq), make([]float64, nq), make([]float64, nq), make([]float64, nq)
 	switch i, perEvent := ps.seriesOf[s.Name]; {
 	case s.Kind == window.Quantile:
-		return ps.quantile(s, level, r)
+		return ps.quantile(s, lv, r)
 	case perEvent:
 		for k, q := range ps.both {
 			cr, br := ps.c.counts[int(q)*2*ps.c.series+2*i:], ps.b.counts[int(q)*2*ps.b.series+2*i:]
@@ -157,7 +157,7 @@ func (ps *pairedSample) Interval(c config.AnalysisCheck, level float64, r *analy
 	default:
 		return "eval --baseline pairs per-event proportions, λ groups and ΔS quantiles by question; " + c.Metric + " has no paired interval"
 	}
-	est, iv, clusters, ok := confseq.PairedRatioDiff(level, nc, dc, nb, db)
+	est, iv, clusters, ok := confseq.PairedRatioDiff(lv, nc, dc, nb, db)
 	r.Pairing, r.Pairs = analysis.PairedByQID, int64(clusters)
 	if !ok {
 		return fmt.Sprintf("only %d of the questions both files answered count in %s; a paired interval needs two", clusters, c.Metric)
@@ -170,7 +170,7 @@ func (ps *pairedSample) Interval(c config.AnalysisCheck, level float64, r *analy
 // quantile compares the files' cited-ΔS quantile over the questions both
 // answered: the difference of the exact quantiles, with a normal interval
 // whose standard error is the bootstrap's over questions.
-func (ps *pairedSample) quantile(s window.Series, level float64, r *analysis.CheckResult) string {
+func (ps *pairedSample) quantile(s window.Series, lv confseq.Levels, r *analysis.CheckResult) string {
 	p := quantileProbability(s.Name)
 	weights := make([]int32, len(ps.c.scored))
 	for _, q := range ps.both {
@@ -203,10 +203,9 @@ func (ps *pairedSample) quantile(s window.Series, level float64, r *analysis.Che
 	}
 	m := sum / float64(rounds)
 	se := math.Sqrt(max(0, sumSq/float64(rounds)-m*m) * float64(rounds) / float64(rounds-1))
-	h := confseq.ZQuantile(1-level) * se
 	r.Pairing, r.Pairs = analysis.PairedByQID, int64(len(ps.both))
 	r.Estimate = &est
-	r.Interval = &[2]float64{est - h, est + h}
+	r.Interval = &[2]float64{est - confseq.ZQuantile(1-lv.Lo)*se, est + confseq.ZQuantile(1-lv.Hi)*se}
 	return ""
 }
 

@@ -68,19 +68,19 @@ func (v *Values) Count() float64 {
 	return n
 }
 
-// BettingMean bounds the mean of v: each side holds at level alpha over
-// every sample size at once. Without values it is [Lo, Hi].
-func BettingMean(alpha float64, v Values) Interval {
+// BettingMean bounds the mean of v: each side holds at its level of lv
+// over every sample size at once. Without values it is [Lo, Hi].
+func BettingMean(lv Levels, v Values) Interval {
 	if v.Count() <= 0 || !(v.Hi > v.Lo) {
 		return Interval{v.Lo, v.Hi}
 	}
-	lo := bettingLower(alpha, v.X, v.N, v.Lo)
+	lo := bettingLower(lv.Lo, v.X, v.N, v.Lo)
 	// The upper bound is the lower bound of −X.
 	neg := make([]float64, len(v.X))
 	for k, x := range v.X {
 		neg[k] = -x
 	}
-	hi := -bettingLower(alpha, neg, v.N, -v.Hi)
+	hi := -bettingLower(lv.Hi, neg, v.N, -v.Hi)
 	return Interval{lo, hi}
 }
 

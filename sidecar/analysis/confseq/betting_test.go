@@ -19,7 +19,7 @@ func TestBettingSolvesCapital(t *testing.T) {
 		{0.01, Values{X: []float64{0, 1}, N: []float64{40, 60}, Lo: 0, Hi: 1}},
 		{1e-4, Values{X: []float64{-0.93, 0.12, 1.06, -1.06, 0.04}, N: []float64{5, 100, 7, 3, 4000}, Lo: -1.1, Hi: 1.1}},
 	} {
-		iv := BettingMean(c.alpha, c.v)
+		iv := BettingMean(Both(c.alpha), c.v)
 		target := -math.Log(c.alpha)
 		m := c.v.Mean()
 		lo, hi := c.v.Lo, m
@@ -42,12 +42,26 @@ func TestBettingSolvesCapital(t *testing.T) {
 		for _, x := range c.v.X {
 			neg.X = append(neg.X, -x)
 		}
-		if mirror := BettingMean(c.alpha, neg); math.Abs(mirror.Lo+iv.Hi) > 1e-12 || math.Abs(mirror.Hi+iv.Lo) > 1e-12 {
+		if mirror := BettingMean(Both(c.alpha), neg); math.Abs(mirror.Lo+iv.Hi) > 1e-12 || math.Abs(mirror.Hi+iv.Lo) > 1e-12 {
 			t.Errorf("%+v: mirror %v of %v", c.v, mirror, iv)
 		}
 	}
-	if iv := BettingMean(0.05, Values{Lo: -1, Hi: 1}); iv != (Interval{-1, 1}) {
+	if iv := BettingMean(Both(0.05), Values{Lo: -1, Hi: 1}); iv != (Interval{-1, 1}) {
 		t.Errorf("no values: %v", iv)
+	}
+}
+
+// Each side holds at its own level: the lower bound at Levels.Lo is the
+// one BettingMean gives at that level on both sides, and so is the upper.
+func TestBettingLevels(t *testing.T) {
+	v := Values{X: []float64{-1, 0, 1}, N: []float64{40, 900, 30}, Lo: -1, Hi: 1}
+	iv := BettingMean(Levels{Lo: 0.01, Hi: 0.0005}, v)
+	if lo, hi := BettingMean(Both(0.01), v).Lo, BettingMean(Both(0.0005), v).Hi; iv.Lo != lo || iv.Hi != hi {
+		t.Errorf("levels (0.01, 0.0005): %v, want [%v, %v]", iv, lo, hi)
+	}
+	m := v.Mean()
+	if !(m-iv.Lo < iv.Hi-m) {
+		t.Errorf("%v: the side at 0.01 is not the nearer to the mean %v", iv, m)
 	}
 }
 
@@ -58,7 +72,7 @@ func TestBettingAgreementNarrows(t *testing.T) {
 	alpha := 0.01 / 24
 	prev := -1.0
 	for _, n := range []float64{10, 100, 1000, 10000} {
-		iv := BettingMean(alpha, Values{X: []float64{0}, N: []float64{n}, Lo: -1, Hi: 1})
+		iv := BettingMean(Both(alpha), Values{X: []float64{0}, N: []float64{n}, Lo: -1, Hi: 1})
 		if iv.Lo <= prev || iv.Lo < -3*math.Log(24/0.01)/n || iv.Lo > 0 || iv.Hi != -iv.Lo {
 			t.Errorf("n=%v: %v (previous lower bound %v)", n, iv, prev)
 		}
@@ -122,11 +136,11 @@ func TestCoverageBettingMean(t *testing.T) {
 				}
 				var lo, hi Interval
 				if sh.uniform {
-					lo = BettingMean(alpha, binned(down[:]))
-					hi = BettingMean(alpha, binned(up[:]))
+					lo = BettingMean(Both(alpha), binned(down[:]))
+					hi = BettingMean(Both(alpha), binned(up[:]))
 				} else {
 					v := Values{X: []float64{-1, 0, 1}, N: cnt[:], Lo: -1, Hi: 1}
-					lo = BettingMean(alpha, v)
+					lo = BettingMean(Both(alpha), v)
 					hi = lo
 				}
 				lowOut = lowOut || lo.Lo > mean

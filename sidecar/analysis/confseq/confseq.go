@@ -151,6 +151,18 @@ func PlannedInformation(alpha, tolerance float64) float64 {
 // the boundary that made it.
 type Interval struct{ Lo, Hi float64 }
 
+// Levels are the error levels of an interval's two sides: the lower bound
+// errs (lies above the truth) with probability at most Lo, the upper with
+// at most Hi. A check's two sides decide different things (one fails it,
+// the other passes it), and need not hold at the same level.
+type Levels struct{ Lo, Hi float64 }
+
+// Both is the same level on both sides.
+func Both(alpha float64) Levels { return Levels{alpha, alpha} }
+
+// Half is half of each level: for one of two sequences intersected.
+func (l Levels) Half() Levels { return Levels{l.Lo / 2, l.Hi / 2} }
+
 // smoothedVariance is p̃(1−p̃) with p̃ = (x+½)/(n+1): never 0, so a run of
 // all-successes does not claim certainty.
 func smoothedVariance(x, n float64) float64 {
@@ -202,13 +214,18 @@ func Diff(b Boundary, v float64) float64 {
 }
 
 // QuantileRanks returns the ranks, as fractions of n, between whose order
-// statistics the p-quantile of a stream of n values lies: p ∓ u(n·p(1−p))/n.
-// lo < 0 means no lower bound yet, hi > 1 no upper bound.
-func QuantileRanks(b Boundary, p, n float64) (lo, hi float64) {
+// statistics the p-quantile of a stream of n values lies: p ∓
+// u(deff·n·p(1−p))/n. deff ≥ 1 is the design effect of values that come in
+// clusters (a visit's runs, which cite alike): with clusters of sizes D_v,
+// the count below the quantile moves by at most Σ D_v²·p(1−p) in variance,
+// a visit's values being at worst all on one side, so deff = Σ D_v² / Σ D_v
+// keeps the bound; 1 for independent values. lo < 0 means no lower bound
+// yet, hi > 1 no upper bound.
+func QuantileRanks(b Boundary, p, n, deff float64) (lo, hi float64) {
 	if n <= 0 {
 		return -1, 2
 	}
-	r := b.Radius(n*p*(1-p)) / n
+	r := b.Radius(max(deff, 1)*n*p*(1-p)) / n
 	return p - r, p + r
 }
 

@@ -192,7 +192,7 @@ func TestCoverageQuantileRanks(t *testing.T) {
 				if n%10 != 0 {
 					continue
 				}
-				fl, fh := QuantileRanks(b, p, float64(n))
+				fl, fh := QuantileRanks(b, p, float64(n), 1)
 				// The quantile is above the order statistic of rank
 				// ⌈n·fl⌉ unless fewer values lie below it, and below the
 				// one of rank ⌊n·fh⌋+1 unless more do.
@@ -201,6 +201,45 @@ func TestCoverageQuantileRanks(t *testing.T) {
 			}
 			return lo, hi
 		})
+	}
+}
+
+// Values in clusters: visits of three runs that cite the same item, as an
+// unchanged index's do. The ranks that take the design effect (3) keep
+// their coverage; those that take the values as independent do not.
+func TestCoverageQuantileRanksClustered(t *testing.T) {
+	const runs, visits, size, alpha = 400, 3000, 3, 0.05
+	p := 0.9
+	b := Tuned(alpha, 4000*p*(1-p))
+	for _, deff := range []float64{size, 1} {
+		rng := rand.New(rand.NewPCG(6, uint64(deff)))
+		var missed [2]int // below the lower bound, above the upper
+		for range runs {
+			below := 0.0
+			var out [2]bool
+			for v := 1; v <= visits; v++ {
+				if rng.Float64() <= p {
+					below += size
+				}
+				n := float64(v * size)
+				fl, fh := QuantileRanks(b, p, n, deff)
+				out[0] = out[0] || below < math.Ceil(n*fl)
+				out[1] = out[1] || below > math.Floor(n*fh)
+			}
+			for s := range out {
+				if out[s] {
+					missed[s]++
+				}
+			}
+		}
+		lo, hi := float64(missed[0])/runs, float64(missed[1])/runs
+		switch {
+		case deff == size && (lo > alpha || hi > alpha):
+			t.Errorf("design effect %g: each side missed in %.3f and %.3f of runs, want at most α = %g", deff, lo, hi, alpha)
+		case deff == 1 && max(lo, hi) <= 2*alpha:
+			t.Errorf("values taken as independent: sides missed in only %.3f and %.3f of runs; the clusters should break the bound", lo, hi)
+		}
+		t.Logf("design effect %g: sides missed in %.3f and %.3f of runs (α = %g each)", deff, lo, hi, alpha)
 	}
 }
 

@@ -60,9 +60,9 @@ func tCDF(x, df float64) float64 {
 // estimate is Σnc/Σdc − Σnb/Σdb; its interval is a t-interval over the
 // clusters of the linearised difference (the delta method, clusters as the
 // unit), Z_q = (nc_q − p_c·dc_q)/d̄_c − (nb_q − p_b·db_q)/d̄_b, each side at
-// level 1 − alpha. ok is false when a side has an empty denominator or
+// its level of lv. ok is false when a side has an empty denominator or
 // fewer than two clusters count.
-func PairedRatioDiff(alpha float64, nc, dc, nb, db []float64) (est float64, iv Interval, clusters int, ok bool) {
+func PairedRatioDiff(lv Levels, nc, dc, nb, db []float64) (est float64, iv Interval, clusters int, ok bool) {
 	var snc, sdc, snb, sdb float64
 	for q := range nc {
 		if dc[q] == 0 && db[q] == 0 {
@@ -87,6 +87,5 @@ func PairedRatioDiff(alpha float64, nc, dc, nb, db []float64) (est float64, iv I
 		ss += z * z // Σ Z_q is 0
 	}
 	se := math.Sqrt(ss / (k - 1) / k)
-	r := TQuantile(1-alpha, k-1) * se
-	return est, Interval{est - r, est + r}, clusters, true
+	return est, Interval{est - TQuantile(1-lv.Lo, k-1)*se, est + TQuantile(1-lv.Hi, k-1)*se}, clusters, true
 }

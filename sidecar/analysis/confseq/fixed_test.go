@@ -45,7 +45,7 @@ func TestPairedRatioDiffIsPairedT(t *testing.T) {
 	nc := []float64{1, 1, 0, 1, 1, 0, 1, 1}
 	nb := []float64{1, 0, 0, 1, 1, 1, 0, 1}
 	one := []float64{1, 1, 1, 1, 1, 1, 1, 1}
-	est, iv, k, ok := PairedRatioDiff(0.025, nc, one, nb, one)
+	est, iv, k, ok := PairedRatioDiff(Both(0.025), nc, one, nb, one)
 	var m, ss float64
 	for i := range nc {
 		m += nc[i] - nb[i]
@@ -59,16 +59,21 @@ func TestPairedRatioDiffIsPairedT(t *testing.T) {
 	if !ok || k != 8 || math.Abs(est-m) > 1e-15 || math.Abs(iv.Lo-(m-r)) > 1e-12 || math.Abs(iv.Hi-(m+r)) > 1e-12 {
 		t.Errorf("est %v interval %v (k %d, ok %v), want %v ± %v", est, iv, k, ok, m, r)
 	}
+	// Each side at its own level.
+	_, asym, _, _ := PairedRatioDiff(Levels{Lo: 0.025, Hi: 0.001}, nc, one, nb, one)
+	if rh := TQuantile(0.999, 7) * math.Sqrt(ss/7/8); math.Abs(asym.Lo-(m-r)) > 1e-12 || math.Abs(asym.Hi-(m+rh)) > 1e-12 {
+		t.Errorf("levels (0.025, 0.001): %v, want [%v, %v]", asym, m-r, m+rh)
+	}
 	// Identical files: an interval of width 0 at 0.
-	if est, iv, _, _ := PairedRatioDiff(0.001, nc, one, nc, one); est != 0 || iv != (Interval{}) {
+	if est, iv, _, _ := PairedRatioDiff(Both(0.001), nc, one, nc, one); est != 0 || iv != (Interval{}) {
 		t.Errorf("identical: %v %v", est, iv)
 	}
 	// Ratios: the estimate is the difference of the pooled ratios.
-	est, _, _, ok = PairedRatioDiff(0.01, []float64{2, 0, 3}, []float64{3, 1, 3}, []float64{1, 1, 2}, []float64{2, 2, 2})
+	est, _, _, ok = PairedRatioDiff(Both(0.01), []float64{2, 0, 3}, []float64{3, 1, 3}, []float64{1, 1, 2}, []float64{2, 2, 2})
 	if want := 5.0/7 - 4.0/6; !ok || math.Abs(est-want) > 1e-15 {
 		t.Errorf("ratio estimate %v, want %v", est, want)
 	}
-	if _, _, _, ok := PairedRatioDiff(0.01, []float64{1}, []float64{1}, []float64{1}, []float64{1}); ok {
+	if _, _, _, ok := PairedRatioDiff(Both(0.01), []float64{1}, []float64{1}, []float64{1}, []float64{1}); ok {
 		t.Error("one question gave an interval")
 	}
 }

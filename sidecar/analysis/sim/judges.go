@@ -112,12 +112,16 @@ func (a *analysisJudge) summary() Diag {
 	}
 	ce := make([]CheckEnd, len(end))
 	for k, c := range end {
-		ce[k] = CheckEnd{Name: c.Name, Verdict: string(c.Verdict), Estimate: math.NaN(), HalfWid: math.NaN(), Samples: min(c.Samples.Arm, c.Samples.Baseline), Pairs: c.Pairs}
+		ce[k] = CheckEnd{Name: c.Name, Verdict: string(c.Verdict), Estimate: math.NaN(), HalfWid: math.NaN(), Best: math.NaN(),
+			Samples: min(c.Samples.Arm, c.Samples.Baseline), Pairs: c.Pairs, Metric: c.Metric, Lower: c.LowerIsBetter, Limit: c.Tolerance}
 		if c.Estimate != nil && c.Interval != nil {
-			ce[k].Estimate, ce[k].HalfWid = *c.Estimate, (c.Interval[1]-c.Interval[0])/2
+			ce[k].Estimate, ce[k].HalfWid, ce[k].Best = *c.Estimate, (c.Interval[1]-c.Interval[0])/2, *c.Estimate
+		}
+		if c.PairedEstimate != nil {
+			ce[k].Best = *c.PairedEstimate
 		}
 	}
-	return Diag{Blocking: blocking, End: ce, FirstPass: a.firstPass, FirstFail: a.firstFail}
+	return Diag{Blocking: blocking, End: ce, FirstPass: a.firstPass, FirstFail: a.firstFail, Events: a.last.Events.Arm}
 }
 
 // GatesJudge is the alert gates' verdict for arm canary over the 5m window

@@ -289,6 +289,14 @@ func (in *ingest) message(m *testbed.Message, e *env) error {
 			scholar, auditor = j, first
 		}
 		p := window.PairObservation{Arm: j.Arm, QID: j.QID, RequestID: j.RequestID, Time: m.Arrive, Scholar: scholar.Label, Auditor: auditor.Label}
+		// As the sidecar does: a pair the windows refuse as late is counted
+		// there, not judged.
+		switch err := in.late.AddPair(&p, m.Arrive); {
+		case errors.Is(err, window.ErrLate):
+			return nil
+		case err != nil:
+			return err
+		}
 		return e.pair(&p)
 	}
 	ev, err := stream.DecodeTrace(m.Data)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shadoweval/shadoweval/sidecar/analysis/confseq"
 	gsim "github.com/shadoweval/shadoweval/sidecar/gates/sim"
 )
 
@@ -339,4 +340,108 @@ func FormatChecksNeeded(results []*Result, j int) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// FormatFloor renders, for every check of judge j in each scenario, the
+// fewest candidate events any valid test of that check could decide with,
+// and what the analysis took (the median events to its first pass or
+// fail, as FormatChecksNeeded). The floor comes from how much the best
+// estimate the check has (the paired one when pairs count) still varies
+// between runs at the horizon: with σ² = n_T·Var(d̂_T) its variance per
+// candidate event (n_T events at the horizon) and g the distance from the
+// mean estimate to the tolerance, a test of one look at n events, holding
+// at α, passes a healthy canary with probability 0.8 only if
+// n ≥ (z₁₋α + z₀.₈)²·σ²/g², and fails a bad one with probability ½ only if
+// n ≥ z₁₋α²·σ²/g² (Neyman–Pearson, in the normal limit). A sequential test
+// that passes 80 % of canaries by n events, or fails half of them by n, is
+// such a test at n, so these bound "passed within 15 minutes" and the
+// median events to fail of any test whatever; α is the whole of it, as if
+// the check were the only one judged. "—": the estimate is not on the
+// deciding side of the tolerance, so no number of events decides.
+func FormatFloor(results []*Result, j int, alpha float64) string {
+	var checks []string
+	for _, res := range results {
+		for _, d := range res.Diags[j] {
+			for _, c := range d.End {
+				if !slices.Contains(checks, c.Name) {
+					checks = append(checks, c.Name)
+				}
+			}
+		}
+	}
+	zPass := confseq.ZQuantile(1-alpha) + confseq.ZQuantile(0.8)
+	zFail := confseq.ZQuantile(1 - alpha)
+	var b strings.Builder
+	b.WriteString("| check |")
+	for _, res := range results {
+		verb := "pass (80 %)"
+		if res.Scenario.Bad {
+			verb = "fail (median)"
+		}
+		fmt.Fprintf(&b, " %s: to %s, floor / analysis |", res.Scenario.Name, verb)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|", len(results)) + "\n")
+	for _, name := range checks {
+		fmt.Fprintf(&b, "| %s |", name)
+		for _, res := range results {
+			var est, events []float64
+			var end CheckEnd
+			var firsts []float64
+			for _, d := range res.Diags[j] {
+				first := d.FirstPass
+				if res.Scenario.Bad {
+					first = d.FirstFail
+				}
+				if n, ok := first[name]; ok {
+					firsts = append(firsts, float64(n))
+				} else {
+					firsts = append(firsts, math.Inf(1))
+				}
+				for _, c := range d.End {
+					if c.Name == name && !math.IsNaN(c.Best) {
+						est, events, end = append(est, c.Best), append(events, float64(d.Events)), c
+					}
+				}
+			}
+			took := "—"
+			if q := gsim.Quantile(firsts, 0.5); len(firsts) > 0 && !math.IsInf(q, 1) {
+				took = fmt.Sprintf("%.0f", q)
+			}
+			if len(est) < 2 {
+				fmt.Fprintf(&b, " — / %s |", took)
+				continue
+			}
+			mean, variance := meanVar(est)
+			n, _ := meanVar(events)
+			perEvent := variance * n
+			// The gap to the tolerance on the side the scenario decides.
+			gap := mean + end.Limit // higher is better: pass above −t
+			if end.Lower {
+				gap = end.Limit - mean
+			}
+			z := zPass
+			if res.Scenario.Bad {
+				gap, z = -gap, zFail
+			}
+			if gap <= 0 {
+				fmt.Fprintf(&b, " — / %s |", took)
+				continue
+			}
+			fmt.Fprintf(&b, " %.0f / %s |", z*z*perEvent/(gap*gap), took)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// meanVar is the mean and the sample variance of xs.
+func meanVar(xs []float64) (mean, variance float64) {
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	for _, x := range xs {
+		variance += (x - mean) * (x - mean)
+	}
+	return mean, variance / float64(len(xs)-1)
 }

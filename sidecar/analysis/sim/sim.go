@@ -11,6 +11,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -191,8 +192,10 @@ type env struct {
 }
 
 func (e *env) observe(o *window.Observation) error {
+	// The gates' window drops (and would count) what it finds late, as
+	// the sidecar's does.
 	if e.feedWindows {
-		if err := e.w.Add(o, o.Time); err != nil {
+		if err := e.w.Add(o, o.Time); err != nil && !errors.Is(err, window.ErrLate) {
 			return err
 		}
 	}
@@ -210,7 +213,7 @@ func (e *env) observe(o *window.Observation) error {
 
 func (e *env) pair(p *window.PairObservation) error {
 	if e.feedWindows {
-		if err := e.w.AddPair(p, p.Time); err != nil {
+		if err := e.w.AddPair(p, p.Time); err != nil && !errors.Is(err, window.ErrLate) {
 			return err
 		}
 	}
@@ -258,6 +261,8 @@ type Diag struct {
 	// FirstPass and FirstFail are each check's candidate events at its
 	// first pass and fail read (absent: none).
 	FirstPass, FirstFail map[string]int64
+	// Events is the candidate events at the last read.
+	Events int64
 }
 
 // CheckEnd is one check at the horizon.
@@ -265,8 +270,14 @@ type CheckEnd struct {
 	Name              string
 	Verdict           string
 	Estimate, HalfWid float64
-	Samples           int64
-	Pairs             int64
+	// Best is the estimate the check's sequences are tightest about: the
+	// paired one when pairs count, else Estimate.
+	Best    float64
+	Samples int64
+	Pairs   int64
+	Metric  string
+	Lower   bool    // lower is better
+	Limit   float64 // the tolerance
 }
 
 // Result is one scenario's outcomes, per judge (Judges order) and run.

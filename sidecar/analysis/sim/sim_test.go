@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -402,6 +403,12 @@ func TestRealistic(t *testing.T) {
 	case raceEnabled || testing.Short():
 		t.Skip("the quick runs are TestRealisticQuick's")
 	}
+	// SHADOWEVAL_SIM_RUNS=healthy,bad runs fewer, to explore.
+	if v := os.Getenv("SHADOWEVAL_SIM_RUNS"); v != "" {
+		if _, err := fmt.Sscanf(v, "%d,%d", &healthyRuns, &badRuns); err != nil {
+			t.Fatalf("SHADOWEVAL_SIM_RUNS=%q: want healthy,bad: %v", v, err)
+		}
+	}
 	cfg := config.Default()
 	js := Judges(cfg)
 	tr := DefaultRealTraffic
@@ -435,6 +442,7 @@ func TestRealistic(t *testing.T) {
 	t.Logf("total %s wall, %s CPU", time.Since(wall0).Round(time.Second), (cpuTime() - cpu0).Round(time.Second))
 	t.Log("\n" + FormatReal(all))
 	t.Log("candidate events each check of the shipped analysis needs, median:\n" + FormatChecksNeeded(results, 0))
+	t.Log("the fewest candidate events any test could decide each check with, and the analysis' median:\n" + FormatFloor(results, 0, cfg.Analysis.Alpha))
 	t.Log("identical canary, shipped analysis: the checks that passed last and each check at 60 min\n" + FormatDiag(results[0], 0))
 	ours := js[0].Name
 	var healthy, bad []RealSummary
@@ -467,4 +475,65 @@ func TestRealistic(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRealisticCoverage judges each check of the canary set alone, at
+// tolerance 0, on the realistic testbed's identical canary, whose true
+// difference is exactly 0 on every metric: a fail is then the failing
+// side of the check's interval missing the truth, a pass its passing side
+// missing it, and each may happen in at most α of the runs, however often
+// the verdict is read (every 10 s for 30 minutes). α is 0.05 so that
+// misses could be seen; the quick default runs 8 streams, enough to catch
+// a sequence that misses in a large share of them (as order statistics
+// taking a visit's repeated values as independent did); the full one,
+//
+//	SHADOWEVAL_SIM=1 go test -run 'TestRealisticCoverage$' -v -timeout 60m ./sidecar/analysis/sim
+//
+// runs 400, its rates in BENCHMARKS.md.
+func TestRealisticCoverage(t *testing.T) {
+	runs := 8
+	switch {
+	case os.Getenv("SHADOWEVAL_SIM") != "":
+		runs = 400
+	case raceEnabled || testing.Short():
+		t.Skip("a simulation: slow under the race detector")
+	}
+	const alpha = 0.05
+	var js []Judge
+	var names []string
+	for _, c := range config.DefaultCheckSets()[config.CanaryCheckSet] {
+		cfg := config.Default()
+		cfg.Analysis.Alpha = alpha
+		c.Tolerance = 0
+		cfg.Analysis.Checks[config.CanaryCheckSet] = []config.AnalysisCheck{c}
+		js = append(js, AnalysisJudge(c.Name, cfg))
+		names = append(names, c.Name)
+	}
+	sc := RealScenarios()[0]
+	sc.Horizon = 30 * time.Minute
+	res, err := RunReal(runs, 7, DefaultRealTraffic, sc, js, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := alpha + 3*math.Sqrt(alpha*(1-alpha)/float64(runs))
+	var b strings.Builder
+	b.WriteString("| check | failing side missed (ever failed) | passing side missed (ever passed) |\n|---|---:|---:|\n")
+	for i, name := range names {
+		var fails, passes int
+		for _, o := range res.Runs[i] {
+			if o.FailAt >= 0 {
+				fails++
+			}
+			if o.PassAt >= 0 {
+				passes++
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %d of %d | %d of %d |\n", name, fails, runs, passes, runs)
+		for what, k := range map[string]int{"failing": fails, "passing": passes} {
+			if rate := float64(k) / float64(runs); rate > limit {
+				t.Errorf("%s: the %s side missed the true difference 0 in %d of %d runs (%.3f > %.3f)", name, what, k, runs, rate, limit)
+			}
+		}
+	}
+	t.Logf("identical canary, each check alone at tolerance 0, α = %g, %d runs of %s:\n%s", alpha, runs, sc.Horizon, b.String())
 }
