@@ -270,7 +270,7 @@ func TestMatcherCitedVisits(t *testing.T) {
 	pair := func(c, b uint16) string { return string([]byte{byte(c >> 8), byte(c), byte(b >> 8), byte(b)}) }
 	want := map[CitedVisit]int64{
 		CitedVisit(pair(102, 102) + pair(512, 256) + pair(NoCited, 1023)): 1,
-		CitedVisit(pair(307, 307)): 2,
+		CitedVisit(pair(307, 307)):                                        2,
 	}
 	got := v.Counts().Cited
 	if !reflect.DeepEqual(got, want) {

@@ -67,8 +67,8 @@ type CheckResult struct {
 	// (checkLevels).
 	Level     float64 `json:"level"`
 	PassLevel float64 `json:"pass_level"`
-	Verdict Verdict `json:"verdict"`
-	Reason  string  `json:"reason"`
+	Verdict   Verdict `json:"verdict"`
+	Reason    string  `json:"reason"`
 
 	// now is this reading's own sequence, before the intersection with
 	// the earlier ones; nowOK when both arms have min_samples.
