@@ -256,32 +256,16 @@ func kappaPaired(j *window.JudgedTable, lv confseq.Levels, how string) paired {
 // as fast as the arms agree, which the unpaired order statistics cannot,
 // every question's ΔS counting in both. The bins put each quantile within
 // one bin of the values', and the interval is widened by one bin for it.
-func quantilePaired(cited map[window.CitedVisit]int64, p float64, lv confseq.Levels, how string) paired {
-	var hc, hb [window.CitedBins]float64
-	var nc, nb, np float64
-	for v, n := range cited {
-		f := float64(n)
-		for i := range v.Pairs() {
-			c, b := v.Pair(i)
-			np += f
-			if c != window.NoCited {
-				hc[c] += f
-				nc += f
-			}
-			if b != window.NoCited {
-				hb[b] += f
-				nb += f
-			}
-		}
-	}
+func quantilePaired(cs *citedSample, p float64, lv confseq.Levels, how string) paired {
+	nc, nb, np := cs.nc, cs.nb, cs.np
 	// The linearisation needs values on both sides of each quantile: a
 	// handful, all alike, would claim a density, and a certainty, that
 	// no more than a handful can show.
 	if min(nc, nb)*min(p, 1-p) < minQuantileTail {
 		return paired{pairing: PairedNone}
 	}
-	qc, fc := binQuantile(&hc, nc, p)
-	qb, fb := binQuantile(&hb, nb, p)
+	qc, fc := binQuantile(&cs.hc, nc, p)
+	qb, fb := binQuantile(&cs.hb, nb, p)
 	d := float64(qc-qb) / window.CitedBins
 	wc, wb := np/nc, np/nb
 	// A side's term: its influence, by which side of the quantile its
@@ -294,19 +278,17 @@ func quantilePaired(cited map[window.CitedVisit]int64, p float64, lv confseq.Lev
 	}
 	v := confseq.Values{Lo: d + term(true, wc, fc) - term(false, wb, fb), Hi: d + term(false, wc, fc) - term(true, wb, fb)}
 	values := map[float64]float64{}
-	for cv, n := range cited {
+	for _, cv := range cs.visits {
 		var s float64
-		m := cv.Pairs()
-		for i := range m {
-			c, b := cv.Pair(i)
-			if c != window.NoCited {
-				s += term(int(c) <= qc, wc, fc)
+		for _, pr := range cv.pairs {
+			if pr[0] != window.NoCited {
+				s += term(int(pr[0]) <= qc, wc, fc)
 			}
-			if b != window.NoCited {
-				s -= term(int(b) <= qb, wb, fb)
+			if pr[1] != window.NoCited {
+				s -= term(int(pr[1]) <= qb, wb, fb)
 			}
 		}
-		values[d+s/float64(m)] += float64(n)
+		values[d+s/float64(len(cv.pairs))] += cv.n
 	}
 	for x, n := range values {
 		v.X = append(v.X, x)
@@ -315,6 +297,44 @@ func quantilePaired(cited map[window.CitedVisit]int64, p float64, lv confseq.Lev
 	iv := confseq.BettingMean(lv, v)
 	const bin = 1.0 / window.CitedBins
 	return paired{pairing: how, pairs: int64(np), ok: true, est: v.Mean(), iv: confseq.Interval{Lo: max(-1, iv.Lo-bin), Hi: min(1, iv.Hi+bin)}}
+}
+
+// citedSample is the matched visits' cited ΔS as quantilePaired reads
+// them, worked out once a reading for both quantiles: each side's
+// histogram and count of values, the pairs with a value on some side, and
+// the visits unpacked.
+type citedSample struct {
+	hc, hb     [window.CitedBins]float64
+	nc, nb, np float64
+	visits     []citedVisit
+}
+
+type citedVisit struct {
+	pairs [][2]uint16
+	n     float64 // how many visits were alike
+}
+
+func newCitedSample(cited map[window.CitedVisit]int64) *citedSample {
+	cs := &citedSample{visits: make([]citedVisit, 0, len(cited))}
+	for v, n := range cited {
+		f := float64(n)
+		cv := citedVisit{pairs: make([][2]uint16, v.Pairs()), n: f}
+		for i := range cv.pairs {
+			c, b := v.Pair(i)
+			cv.pairs[i] = [2]uint16{c, b}
+			cs.np += f
+			if c != window.NoCited {
+				cs.hc[c] += f
+				cs.nc += f
+			}
+			if b != window.NoCited {
+				cs.hb[b] += f
+				cs.nb += f
+			}
+		}
+		cs.visits = append(cs.visits, cv)
+	}
+	return cs
 }
 
 // minQuantileTail is how many of a side's values must lie beyond its
