@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"maps"
 	"math"
 	"slices"
 
@@ -161,10 +162,7 @@ func visitsPaired(visits map[window.VisitSummary]int64, exact bool, lv confseq.L
 	if pairs == 0 {
 		return paired{pairing: PairedNone}
 	}
-	for x, n := range values {
-		v.X = append(v.X, x)
-		v.N = append(v.N, n)
-	}
+	v.X, v.N = sortedValues(values)
 	iv := confseq.BettingMean(lv, v)
 	return paired{pairing: how, pairs: pairs, ok: true, est: v.Mean(), iv: confseq.Interval{Lo: max(-1, iv.Lo), Hi: min(1, iv.Hi)}}
 }
@@ -290,10 +288,7 @@ func quantilePaired(cs *citedSample, p float64, lv confseq.Levels, how string) p
 		}
 		values[d+s/float64(len(cv.pairs))] += cv.n
 	}
-	for x, n := range values {
-		v.X = append(v.X, x)
-		v.N = append(v.N, n)
-	}
+	v.X, v.N = sortedValues(values)
 	iv := confseq.BettingMean(lv, v)
 	const bin = 1.0 / window.CitedBins
 	return paired{pairing: how, pairs: int64(np), ok: true, est: v.Mean(), iv: confseq.Interval{Lo: max(-1, iv.Lo-bin), Hi: min(1, iv.Hi+bin)}}
@@ -364,4 +359,16 @@ func binQuantile(h *[window.CitedBins]float64, n, p float64) (bin int, density f
 	lo, hi := max(p-bw, 0), min(p+bw, 1)
 	spread := float64(at(hi)-at(lo)+1) / window.CitedBins
 	return at(p), (hi - lo) / spread
+}
+
+// sortedValues lays out a map of values and their weights in the order of
+// the values: sums over a map's order differ in the last bit from one
+// read to the next, and replicas must answer alike to the bit.
+func sortedValues(values map[float64]float64) (xs, ns []float64) {
+	xs = slices.Sorted(maps.Keys(values))
+	ns = make([]float64, len(xs))
+	for i, x := range xs {
+		ns[i] = values[x]
+	}
+	return xs, ns
 }
