@@ -74,9 +74,9 @@ type TypeParams struct {
 }
 
 // Default: 3,000 questions, 20 % unanswerable, four content types; a
-// question's chance of a right answer is Beta with concentration 0.5
+// question's chance of a right answer is Beta with concentration 0.3
 // around its type's mean (about 0.88 overall when retrieval finds the
-// gold chunk), so about 80 % of questions are right or wrong at least
+// gold chunk), so about 86 % of questions are right or wrong at least
 // 95 % of the time.
 var Default = Params{
 	Questions:    3000,
