@@ -119,6 +119,12 @@ func (cu *Cumulative) fold() {
 	cu.lam.convergent += col.lam.convergent
 	cu.lam.flips += col.lam.flips
 	col.lam = lamCounts{}
+	// sh.tot changes only with sh.n, and exclusions only with events
+	// added since the mark: with no event since, there is nothing to
+	// fold, and every accessor folds first.
+	if cu.sh.n == cu.markN {
+		return
+	}
 	cu.events += cu.sh.n - cu.markN - cu.exN
 	cu.markN, cu.exN = cu.sh.n, 0
 	tot, mark := cu.sh.tot, cu.mark

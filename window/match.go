@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/shadoweval/shadoweval/vocab"
 )
@@ -177,7 +178,13 @@ type Matches struct {
 	ByRequest, ByQID             int64
 	JudgedByRequest, JudgedByQID int64
 	nk                           int
+	citedGen                     uint64 // CitedGeneration
 }
+
+// CitedGeneration changes whenever Cited does: a reader may keep what it
+// worked out of Cited (the paired ΔS quantiles' unpacked visits) for as
+// long as it stays the same.
+func (m *Matches) CitedGeneration() uint64 { return m.citedGen }
 
 // NewMatches returns empty counts for the cut-offs ks.
 func NewMatches(ks []int) *Matches {
@@ -198,6 +205,9 @@ func (m *Matches) Add(o *Matches, sign int64) {
 				delete(m.Visits[i], v)
 			}
 		}
+	}
+	if len(o.Cited) > 0 {
+		m.citedGen++
 	}
 	for v, n := range o.Cited {
 		if c := m.Cited[v] + sign*n; c != 0 {
@@ -247,21 +257,31 @@ func (m *Matches) reset() {
 	}
 	clear(m.Cited)
 	visits, cited := m.Visits, m.Cited
-	*m = Matches{Visits: visits, Cited: cited, nk: m.nk}
+	*m = Matches{Visits: visits, Cited: cited, nk: m.nk, citedGen: m.citedGen + 1}
 }
 
 // PairedSeries are the series a matched pair of events counts in a table:
 // every per-event proportion (PerEvent) at the cut-offs ks, in the order
 // of MetricNames.
+// The slice is shared: callers read it.
 func PairedSeries(ks []int) []Series {
+	key := fmt.Sprint(ks)
+	if v, ok := pairedSeriesOf.Load(key); ok {
+		return v.([]Series)
+	}
 	var out []Series
 	for s := range allSeries(ks) {
 		if s.Row.PerEvent() {
 			out = append(out, s)
 		}
 	}
+	pairedSeriesOf.Store(key, out)
 	return out
 }
+
+// pairedSeriesOf keeps PairedSeries by cut-offs: every paired check of a
+// verdict read looks its series up.
+var pairedSeriesOf sync.Map // fmt.Sprint(ks) → []Series
 
 // pairedCell works out one side's cell of a paired series from what a
 // matched event keeps.
@@ -693,6 +713,7 @@ func (c *closedVisit) addTo(m *Matches, sign int64) {
 		}
 	}
 	if c.cited != "" {
+		m.citedGen++
 		if n := m.Cited[c.cited] + sign; n != 0 {
 			m.Cited[c.cited] = n
 		} else {

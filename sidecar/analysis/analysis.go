@@ -124,6 +124,7 @@ type Analysis struct {
 	ks   []int
 	// matched are the pairs of its two arms' events that it takes.
 	matched   *window.Matched
+	cited     citedKept // the last judgement's unpacked cited ΔS pairs
 	ended     time.Time
 	endReason string
 	// The start and end (MaxInt64 while running) in Unix nanoseconds, for
@@ -209,7 +210,28 @@ func (an *Analysis) eventsLocked() Samples {
 
 // armsLocked is what a judgement reads of the analysis now.
 func (an *Analysis) armsLocked() arms {
-	return arms{cand: an.cand, base: an.base, candM: an.cand.Metrics(), baseM: an.base.Metrics(), pairs: an.matched.Read(), ks: an.ks}
+	a := arms{cand: an.cand, base: an.base, candM: an.cand.Metrics(), baseM: an.base.Metrics(), pairs: an.matched.Read(), ks: an.ks}
+	if c := &an.cited; c.sample != nil && c.of == a.pairs && c.gen == a.pairs.CitedGeneration() {
+		a.cited = c.sample
+	} else {
+		a.spare = c.sample
+	}
+	return a
+}
+
+// citedKept is a citedSample and the pairs and generation it was read from.
+type citedKept struct {
+	of     *window.Matches
+	gen    uint64
+	sample *citedSample
+}
+
+// keepCitedLocked keeps the pairs' cited ΔS that a judgement unpacked, for
+// the reads that follow while no visit closes.
+func (an *Analysis) keepCitedLocked(a *arms) {
+	if a.cited != nil {
+		an.cited = citedKept{of: a.pairs, gen: a.pairs.CitedGeneration(), sample: a.cited}
+	}
 }
 
 // narrowLocked intersects each check's running bound with its sequence
@@ -217,6 +239,7 @@ func (an *Analysis) armsLocked() arms {
 func (an *Analysis) narrowLocked() {
 	a := an.armsLocked()
 	res, _, _ := judge(an.checks, &a, an.alpha, nil)
+	an.keepCitedLocked(&a)
 	for i := range res {
 		if res[i].nowOK {
 			an.run[i].meet(res[i].now)
@@ -227,6 +250,7 @@ func (an *Analysis) narrowLocked() {
 func (an *Analysis) resultLocked() Result {
 	a := an.armsLocked()
 	checks, v, reason := judge(an.checks, &a, an.alpha, an.run)
+	an.keepCitedLocked(&a)
 	r := Result{
 		Verdict: v, Analysis: an.spec.ID, Arm: an.spec.Arm, Baseline: an.spec.Baseline, CheckSet: an.spec.CheckSet,
 		Since: an.spec.Start, Alpha: an.alpha, Events: an.eventsLocked(), Reason: reason, Checks: checks,

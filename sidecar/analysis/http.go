@@ -11,6 +11,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shadoweval/shadoweval/config"
@@ -551,8 +552,25 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false) // ops such as ">=" stay readable
-	_ = enc.Encode(v)
+	e := jsonEncoders.Get().(*pooledEncoder)
+	e.buf.Reset()
+	_ = e.enc.Encode(v)
+	_, _ = w.Write(e.buf.Bytes())
+	jsonEncoders.Put(e)
 }
+
+// pooledEncoder is an indenting encoder and its buffer, kept between
+// responses: an encoder keeps its indentation buffer, and controllers,
+// the status page and Prometheus read verdicts often.
+type pooledEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var jsonEncoders = sync.Pool{New: func() any {
+	e := &pooledEncoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetIndent("", "  ")
+	e.enc.SetEscapeHTML(false) // ops such as ">=" stay readable
+	return e
+}}

@@ -109,12 +109,13 @@ type arms struct {
 	pairs        *window.Matches
 	ks           []int
 	cited        *citedSample // pairs' cited ΔS, once read (citedPairs)
+	spare        *citedSample // an outdated one whose memory citedPairs reuses
 }
 
 // citedPairs is the pairs' cited ΔS, unpacked on first use.
 func (a *arms) citedPairs() *citedSample {
 	if a.cited == nil {
-		a.cited = newCitedSample(a.pairs.Cited)
+		a.cited, a.spare = newCitedSample(a.pairs.Cited, a.spare), nil
 	}
 	return a.cited
 }

@@ -302,6 +302,7 @@ type citedSample struct {
 	hc, hb     [window.CitedBins]float64
 	nc, nb, np float64
 	visits     []citedVisit
+	all        [][2]uint16 // the visits' pairs, back to back
 }
 
 type citedVisit struct {
@@ -309,11 +310,34 @@ type citedVisit struct {
 	n     float64 // how many visits were alike
 }
 
-func newCitedSample(cited map[window.CitedVisit]int64) *citedSample {
-	cs := &citedSample{visits: make([]citedVisit, 0, len(cited))}
+// newCitedSample unpacks cited, into the memory of spare when there is
+// one (a sample no one reads any more): a read after every closed visit
+// should not leave the collector a sample's worth of garbage.
+func newCitedSample(cited map[window.CitedVisit]int64, spare *citedSample) *citedSample {
+	total := 0
+	for v := range cited {
+		total += v.Pairs()
+	}
+	cs := spare
+	if cs == nil {
+		cs = &citedSample{}
+	}
+	visits, all := cs.visits[:0], cs.all[:0]
+	*cs = citedSample{}
+	if cap(visits) < len(cited) {
+		visits = make([]citedVisit, 0, len(cited))
+	}
+	// One backing array for every visit's pairs.
+	if cap(all) < total {
+		all = make([][2]uint16, total)
+	}
+	all = all[:total]
+	cs.all = all
 	for v, n := range cited {
 		f := float64(n)
-		cv := citedVisit{pairs: make([][2]uint16, v.Pairs()), n: f}
+		k := v.Pairs()
+		cv := citedVisit{pairs: all[:k:k], n: f}
+		all = all[k:]
 		for i := range cv.pairs {
 			c, b := v.Pair(i)
 			cv.pairs[i] = [2]uint16{c, b}
@@ -327,8 +351,9 @@ func newCitedSample(cited map[window.CitedVisit]int64) *citedSample {
 				cs.nb += f
 			}
 		}
-		cs.visits = append(cs.visits, cv)
+		visits = append(visits, cv)
 	}
+	cs.visits = visits
 	return cs
 }
 

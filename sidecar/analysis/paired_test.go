@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -256,5 +258,52 @@ func TestPairedEstimateDeterministic(t *testing.T) {
 		if got := visitsPaired(visits, false, lv, PairedByQID); got != first {
 			t.Fatalf("read %d: %+v, first read %+v", i, got, first)
 		}
+	}
+}
+
+// TestReadsKeepNothingStale: an analysis read after every visit, each
+// read keeping what it unpacked of the pairs for the next, ends with the
+// same result, to the byte, as a read that unpacks them anew.
+func TestReadsKeepNothingStale(t *testing.T) {
+	m := newTestManager(nil)
+	if _, _, err := m.Start(StartRequest{ID: "a", Arm: "canary"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	an, _ := m.Get("a")
+	rng := rand.New(rand.NewPCG(3, 3))
+	var o window.Observation
+	for k := range 4000 {
+		at := t0.Add(time.Duration(k) * 187500 * time.Microsecond)
+		arms := []string{"live"}
+		if k%4 == 0 {
+			arms = append(arms, "canary")
+		}
+		for _, arm := range arms {
+			q := rng.IntN(300)
+			for r := range 3 {
+				benchEvent(rng, arm, q, at.Add(time.Duration(r)*time.Second), &o)
+				if err := m.Observe(&o, o.Time); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		an.Result()
+	}
+	kept, err := json.Marshal(an.Result())
+	if err != nil {
+		t.Fatal(err)
+	}
+	an.mu.Lock()
+	an.cited = citedKept{}
+	an.mu.Unlock()
+	fresh, err := json.Marshal(an.Result())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(kept, fresh) {
+		t.Fatalf("with what earlier reads kept:\n%s\nunpacked anew:\n%s", kept, fresh)
+	}
+	if p90 := checkOf(t, an.Result(), "delta_s_p90"); p90.PairedInterval == nil {
+		t.Fatalf("no paired ΔS p90 to compare: %+v", p90)
 	}
 }
