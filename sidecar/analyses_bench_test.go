@@ -13,7 +13,7 @@ import (
 // reads both arms: the extra cost of accumulating each event into 8
 // analyses, in the same run. cpu-ns/op is the process' CPU per event.
 func BenchmarkApplyAnalyses(b *testing.B) {
-	for _, active := range []int{0, 8} {
+	for _, active := range []int{0, 1, 8} {
 		b.Run("analyses="+strconv.Itoa(active), func(b *testing.B) {
 			a, msgs := benchApp(b, "compact")
 			for i := range active {
