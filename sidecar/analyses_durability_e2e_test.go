@@ -24,8 +24,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
-	"github.com/shadoweval/shadoweval/stream/gen"
 	"github.com/shadoweval/shadoweval/testenv"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 // childConfig is what writeChildConfig puts in a child's config.

@@ -20,9 +20,9 @@ import (
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
-	"github.com/shadoweval/shadoweval/stream/gen"
 	"github.com/shadoweval/shadoweval/testenv"
 	"github.com/shadoweval/shadoweval/testenv/apptest"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 // TestAnalysesE2E walks canary analyses through their verdicts with

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -94,7 +96,7 @@ type App struct {
 	realClock bool
 
 	joinMu sync.Mutex
-	joiner *stream.Joiner
+	joiner *wire.Joiner
 	pairs  *pairer
 
 	embedded *stream.Embedded
@@ -117,7 +119,7 @@ type App struct {
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
 	obsPool    sync.Pool // *window.Observation
-	scratch    sync.Pool // *stream.TraceScratch
+	scratch    sync.Pool // *wire.TraceScratch
 	tracing    eventTracer
 
 	// Replicas of the streams and buckets in use, read at start
@@ -179,13 +181,13 @@ func New(opt Options) (*App, error) {
 	a.arms = newLabelSet(cfg.Limits.MaxArms)
 	a.notices = newNotices(a.log)
 	a.evalOpt = checks.Options{Ks: cfg.K, Tolerance: int64(cfg.CitationOffsetTolerance)}
-	a.joiner = stream.NewJoiner(time.Duration(cfg.Join.TTL), cfg.Join.MaxPending)
+	a.joiner = wire.NewJoiner(time.Duration(cfg.Join.TTL), cfg.Join.MaxPending)
 	a.pairs = newPairer(time.Duration(cfg.Join.TTL), cfg.Join.MaxPending)
 	a.gold = NewGoldStore(cfg.Gold.File)
 	a.gold.OnReload = a.onGoldReload
 	a.gold.OnChange = func(set *GoldSet) { a.metrics.goldItems.Set(float64(set.Len())) }
 	a.obsPool.New = func() any { return new(window.Observation) }
-	a.scratch.New = func() any { return new(stream.TraceScratch) }
+	a.scratch.New = func() any { return new(wire.TraceScratch) }
 	a.dedupe = newDedupe(a)
 	if cfg.Cluster.Clustered() {
 		if err := a.newCluster(); err != nil {
@@ -330,9 +332,9 @@ func (a *App) Start(ctx context.Context) error {
 		// Up to 512 MiB of a kind's messages wait in the client, whatever
 		// the number of workers; beyond, NATS drops and the drops are
 		// counted (shadoweval_nats_dropped_messages_total).
-		a.sub, err = stream.Subscribe(nc, map[stream.Kind]string{
-			stream.KindTrace: s.Trace, stream.KindRetrieval: s.Retrieval,
-			stream.KindAnswer: s.Answer, stream.KindJudgement: s.Judgement,
+		a.sub, err = stream.Subscribe(nc, map[wire.Kind]string{
+			wire.KindTrace: s.Trace, wire.KindRetrieval: s.Retrieval,
+			wire.KindAnswer: s.Answer, wire.KindJudgement: s.Judgement,
 		}, a.workers, -1, 512<<20, a.handle)
 	}
 	if err != nil {

@@ -41,6 +41,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 	"github.com/prometheus/client_golang/prometheus"
@@ -199,9 +201,9 @@ func (a *App) subscribeCluster(ctx context.Context) error {
 	}
 	c.sub, err = stream.ConsumePartitioned(ctx, a.nc, stream.PartitionedOptions{
 		Stream: a.cfg.NATS.Stream, Group: a.cfg.NATS.Durable,
-		Subjects: map[stream.Kind]string{
-			stream.KindTrace: s.Trace, stream.KindRetrieval: s.Retrieval,
-			stream.KindAnswer: s.Answer, stream.KindJudgement: s.Judgement,
+		Subjects: map[wire.Kind]string{
+			wire.KindTrace: s.Trace, wire.KindRetrieval: s.Retrieval,
+			wire.KindAnswer: s.Answer, wire.KindJudgement: s.Judgement,
 		},
 		Partitions: cc.Partitions, Members: c.members, Member: c.member,
 		StartTime: start, MaxAge: max(2*span, time.Duration(a.cfg.Analysis.MaxDuration)+span),

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // Idempotency (SPEC §9): an event whose key was already applied inside the
@@ -58,7 +58,7 @@ func newDeduper(longest, res, maxLate time.Duration) *deduper {
 // is the event time and now the message's clock. An event time beyond
 // what the windows accept is never recorded: such an event is late or
 // rejected, and a flood of them cannot grow the set.
-func (d *deduper) check(kind stream.Kind, arm, id string, seq uint64, t, now time.Time) dedupeResult {
+func (d *deduper) check(kind wire.Kind, arm, id string, seq uint64, t, now time.Time) dedupeResult {
 	var h maphash.Hash
 	h.SetSeed(d.seed)
 	h.WriteByte(byte(kind))

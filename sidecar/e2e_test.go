@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/shadoweval/shadoweval/sidecar/offline"
-	"github.com/shadoweval/shadoweval/stream/gen"
 	"github.com/shadoweval/shadoweval/testenv"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 // dataSet is one generated gold file and trace file.

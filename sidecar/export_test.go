@@ -3,6 +3,8 @@ package sidecar
 import (
 	"context"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/shadoweval/shadoweval/stream"
@@ -38,7 +40,7 @@ func (a *App) TracingOn() bool { return a.tracing.on }
 
 // TraceHooks runs the ingest path's tracing hooks on m as a scored, an
 // unlabeled and a rejected event would, for tests of their cost.
-func (a *App) TraceHooks(m *stream.Message, e *stream.TraceEvent, o *window.Observation) {
+func (a *App) TraceHooks(m *stream.Message, e *wire.TraceEvent, o *window.Observation) {
 	a.tracing.scored(m, e, o, vocab.Scored)
 	a.tracing.scored(m, e, nil, vocab.Unlabeled)
 	a.tracing.rejected(m, e.Arm, ReasonBadEvent)

@@ -22,7 +22,7 @@ import (
 	"github.com/shadoweval/shadoweval/sidecar"
 	"github.com/shadoweval/shadoweval/sidecar/alert"
 	"github.com/shadoweval/shadoweval/sidecar/gates"
-	"github.com/shadoweval/shadoweval/stream/gen"
+	"github.com/shadoweval/shadoweval/wire/gen"
 
 	"github.com/shadoweval/shadoweval/testenv"
 )

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/shadoweval/shadoweval/sidecar/checks"
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/vocab"
@@ -70,7 +72,7 @@ func (a *App) handle(m *stream.Message) {
 		a.reject(m, a.arms.get(subjectArm), ReasonTooLarge, "message of "+itoa(len(m.Data))+" bytes")
 		return
 	}
-	if m.Kind == stream.KindJudgement {
+	if m.Kind == wire.KindJudgement {
 		a.handleJudgement(m, subjectArm)
 	} else {
 		a.handleTrace(m, subjectArm)
@@ -99,9 +101,9 @@ func (a *App) tallyOf(m *stream.Message) *tally {
 func (a *App) handleTrace(m *stream.Message, subjectArm string) {
 	// nats.go gives each message its own payload, which the event's
 	// strings share; its lists live in sc until the handler is done.
-	sc := a.scratch.Get().(*stream.TraceScratch)
+	sc := a.scratch.Get().(*wire.TraceScratch)
 	defer a.scratch.Put(sc)
-	e, err := stream.DecodeTraceReuse(m.Data, sc)
+	e, err := wire.DecodeTraceReuse(m.Data, sc)
 	if err != nil {
 		a.reject(m, a.arms.get(subjectArm), decodeReason(err), err.Error())
 		return
@@ -121,9 +123,9 @@ func (a *App) handleTrace(m *stream.Message, subjectArm string) {
 		return
 	}
 	switch m.Kind {
-	case stream.KindTrace:
+	case wire.KindTrace:
 		a.score(m, &e, true, sent)
-	case stream.KindRetrieval, stream.KindAnswer:
+	case wire.KindRetrieval, wire.KindAnswer:
 		a.join(m, &e, sent)
 	}
 }
@@ -131,7 +133,7 @@ func (a *App) handleTrace(m *stream.Message, subjectArm string) {
 // handleJudgement pairs Scholar and Auditor judgements and applies each
 // pair to the agreement metrics of its arm.
 func (a *App) handleJudgement(m *stream.Message, subjectArm string) {
-	j, err := stream.DecodeJudgement(m.Data)
+	j, err := wire.DecodeJudgement(m.Data)
 	if err != nil {
 		a.reject(m, a.arms.get(subjectArm), decodeReason(err), err.Error())
 		return
@@ -152,11 +154,11 @@ func (a *App) handleJudgement(m *stream.Message, subjectArm string) {
 	scholar, auditor, replaced, evicted := a.pairs.offer(pairKey{arm, id}, j, m.Received)
 	a.joinMu.Unlock()
 	for _, evictedArm := range evicted {
-		a.countAt(m, stream.KindJudgement, evictedArm, vocab.JoinTimeout, m.Received)
+		a.countAt(m, wire.KindJudgement, evictedArm, vocab.JoinTimeout, m.Received)
 	}
 	switch {
 	case replaced:
-		a.countAt(m, stream.KindJudgement, arm, vocab.Duplicate, m.Received)
+		a.countAt(m, wire.KindJudgement, arm, vocab.Duplicate, m.Received)
 	case scholar != nil:
 		typ := ""
 		if g, ok := a.gold.Lookup(j.QID); ok {
@@ -167,10 +169,10 @@ func (a *App) handleJudgement(m *stream.Message, subjectArm string) {
 		switch {
 		case err == nil:
 			a.observeAnalysesPair(p)
-			a.countAt(m, stream.KindJudgement, arm, vocab.Scored, m.Received)
-			a.countAt(m, stream.KindJudgement, arm, vocab.Scored, m.Received)
+			a.countAt(m, wire.KindJudgement, arm, vocab.Scored, m.Received)
+			a.countAt(m, wire.KindJudgement, arm, vocab.Scored, m.Received)
 		case err == window.ErrLate:
-			a.countAt(m, stream.KindJudgement, arm, vocab.Late, m.Received)
+			a.countAt(m, wire.KindJudgement, arm, vocab.Late, m.Received)
 		default:
 			a.reject(m, arm, ReasonBadObservation, err.Error())
 		}
@@ -200,14 +202,14 @@ func (a *App) duplicate(m *stream.Message, arm, eventID string, t time.Time) boo
 
 // join pairs split retrieval and answer halves on (arm, request_id). sent
 // is the ts of this half, zero when it had none.
-func (a *App) join(m *stream.Message, e *stream.TraceEvent, sent time.Time) {
+func (a *App) join(m *stream.Message, e *wire.TraceEvent, sent time.Time) {
 	a.joinMu.Lock()
 	merged, joined, evicted, err := a.joiner.Offer(m.Kind, e.Detached(), m.Received)
 	a.joinMu.Unlock()
 	a.settle(evicted, m.Received)
 	switch {
-	case errors.Is(err, stream.ErrNoRequestID):
-		if m.Kind == stream.KindRetrieval {
+	case errors.Is(err, wire.ErrNoRequestID):
+		if m.Kind == wire.KindRetrieval {
 			// Nothing can ever join it: score what it has.
 			a.score(m, e, false, sent)
 			return
@@ -224,15 +226,15 @@ func (a *App) join(m *stream.Message, e *stream.TraceEvent, sent time.Time) {
 // still scored for retrieval metrics, every half counts as a join timeout,
 // and a half replaced by a newer one of the same kind is a duplicate; now
 // is the clock they are counted at.
-func (a *App) settle(gone []stream.Pending, now time.Time) {
+func (a *App) settle(gone []wire.Pending, now time.Time) {
 	for i := range gone {
 		p := &gone[i]
-		if p.Reason == stream.ReasonReplaced {
+		if p.Reason == wire.ReasonReplaced {
 			a.countAt(nil, p.Kind, p.Event.Arm, vocab.Duplicate, now)
 			continue
 		}
 		a.countAt(nil, p.Kind, p.Event.Arm, vocab.JoinTimeout, now)
-		if p.Kind == stream.KindRetrieval {
+		if p.Kind == wire.KindRetrieval {
 			// Its outcome is the join timeout just counted; it still
 			// feeds the retrieval metrics.
 			a.scoreEvent(p.Kind, &p.Event, false, time.Time{}, false, nil)
@@ -247,12 +249,12 @@ func (a *App) expire(now time.Time) {
 	a.joinMu.Unlock()
 	a.settle(gone, now)
 	for _, arm := range pairsGone {
-		a.countAt(nil, stream.KindJudgement, arm, vocab.JoinTimeout, now)
+		a.countAt(nil, wire.KindJudgement, arm, vocab.JoinTimeout, now)
 	}
 }
 
 // score joins an event to its gold item and applies it to the windows.
-func (a *App) score(m *stream.Message, e *stream.TraceEvent, hasAnswer bool, sent time.Time) {
+func (a *App) score(m *stream.Message, e *wire.TraceEvent, hasAnswer bool, sent time.Time) {
 	reason, detail := a.scoreEvent(m.Kind, e, hasAnswer, sent, true, m)
 	if reason != "" {
 		a.reject(m, e.Arm, reason, detail)
@@ -265,7 +267,7 @@ func (a *App) score(m *stream.Message, e *stream.TraceEvent, hasAnswer bool, sen
 // count is false when the event's outcome was counted already, so that
 // every message has exactly one outcome. m is the message that delivered
 // it, for its span (nil: none).
-func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool, sent time.Time, count bool, m *stream.Message) (reason, detail string) {
+func (a *App) scoreEvent(kind wire.Kind, e *wire.TraceEvent, hasAnswer bool, sent time.Time, count bool, m *stream.Message) (reason, detail string) {
 	g, ok := a.gold.Lookup(e.QID)
 	if ok {
 		// A span may outlive the message: it keeps the gold set's copy
@@ -321,7 +323,7 @@ func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool,
 // (m.Received; in JetStream mode the time the server stored it), or the
 // clock of an expiry. m is the message being handled, whose goroutine's
 // tally counts it (nil: the shared tally).
-func (a *App) countAt(m *stream.Message, kind stream.Kind, arm string, o vocab.Outcome, now time.Time) {
+func (a *App) countAt(m *stream.Message, kind wire.Kind, arm string, o vocab.Outcome, now time.Time) {
 	a.tallyOf(m).event(kind, arm, o)
 	a.outcomes.Count(arm, o, now)
 }
@@ -352,7 +354,7 @@ func (a *App) reject(m *stream.Message, arm, reason, detail string) {
 
 // decodeReason classifies a decoder error.
 func decodeReason(err error) string {
-	var fe *stream.FieldError
+	var fe *wire.FieldError
 	if errors.As(err, &fe) {
 		switch {
 		case strings.HasSuffix(fe.Msg, "exceeded max depth"):

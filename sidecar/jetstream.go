@@ -55,6 +55,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shadoweval/shadoweval/stream"
@@ -218,9 +220,9 @@ func (a *App) subscribeJetStream(ctx context.Context) error {
 	sub, err := stream.ConsumeJetStream(ctx, a.nc, stream.JetStreamOptions{
 		Stream:  a.cfg.NATS.Stream,
 		Durable: a.cfg.NATS.Durable,
-		Subjects: map[stream.Kind]string{
-			stream.KindTrace: s.Trace, stream.KindRetrieval: s.Retrieval,
-			stream.KindAnswer: s.Answer, stream.KindJudgement: s.Judgement,
+		Subjects: map[wire.Kind]string{
+			wire.KindTrace: s.Trace, wire.KindRetrieval: s.Retrieval,
+			wire.KindAnswer: s.Answer, wire.KindJudgement: s.Judgement,
 		},
 		StartTime: start,
 		MaxAge:    max(2*span, time.Duration(a.cfg.Analysis.MaxDuration)+span),

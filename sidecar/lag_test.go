@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shadoweval/shadoweval/config"
@@ -39,7 +41,7 @@ func TestEventLagHistogram(t *testing.T) {
 		`{"qid":"nope","ts":"2026-01-02T03:04:04Z"}`,                                                                        // unlabeled: not observed
 		`{"qid":"A1","ts":"2026-01-02T03:04:05.5Z"}`,                                                                        // ahead of the clock: 0
 	} {
-		a.handle(&stream.Message{Kind: stream.KindTrace, Subject: "rag.trace.live", Data: []byte(data)})
+		a.handle(&stream.Message{Kind: wire.KindTrace, Subject: "rag.trace.live", Data: []byte(data)})
 	}
 	mfs, err := reg.Gather()
 	if err != nil {

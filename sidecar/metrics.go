@@ -3,9 +3,10 @@ package sidecar
 import (
 	"time"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
 )
@@ -84,8 +85,8 @@ func (m *appMetrics) tally(worker int) *tally {
 }
 
 // event counts one event of (kind, arm) with outcome o.
-func (t *tally) event(kind stream.Kind, arm string, o vocab.Outcome) {
-	if kind < 0 || kind >= stream.NumKinds || o < 0 || int(o) >= len(vocab.Outcomes) {
+func (t *tally) event(kind wire.Kind, arm string, o vocab.Outcome) {
+	if kind < 0 || kind >= wire.NumKinds || o < 0 || int(o) >= len(vocab.Outcomes) {
 		return // not a kind or outcome of this build: nothing makes one
 	}
 	t.mu.Lock()
@@ -96,11 +97,11 @@ func (t *tally) event(kind stream.Kind, arm string, o vocab.Outcome) {
 // scored counts one scored observation, as the windows accepted it: its
 // outcome, the numerators and denominators (the windows' own counters), ΔS
 // and the lag (lag < 0: the event had no ts).
-func (t *tally) scored(kind stream.Kind, o *window.Observation, lag float64, count bool) {
+func (t *tally) scored(kind wire.Kind, o *window.Observation, lag float64, count bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.arm(o.Arm)
-	if count && kind >= 0 && kind < stream.NumKinds {
+	if count && kind >= 0 && kind < wire.NumKinds {
 		c.events[kind][vocab.Scored]++
 	}
 	if lag >= 0 {
@@ -117,8 +118,8 @@ func (t *tally) scored(kind stream.Kind, o *window.Observation, lag float64, cou
 }
 
 // processed observes the time one message of kind took.
-func (t *tally) processed(kind stream.Kind, seconds float64) {
-	if kind < 0 || kind >= stream.NumKinds {
+func (t *tally) processed(kind wire.Kind, seconds float64) {
+	if kind < 0 || kind >= wire.NumKinds {
 		return
 	}
 	t.mu.Lock()
@@ -183,7 +184,7 @@ func (c *tallyCollector) Collect(ch chan<- prometheus.Metric) {
 			for o, n := range s.events[k] {
 				if n > 0 {
 					ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(c.events, prometheus.CounterValue, float64(n), s.created,
-						stream.Kind(k).String(), arm, vocab.Outcome(o).String())
+						wire.Kind(k).String(), arm, vocab.Outcome(o).String())
 				}
 			}
 		}
@@ -207,7 +208,7 @@ func (c *tallyCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for k := range sum.processing {
 		if h := &sum.processing[k]; h.count > 0 {
-			ch <- prometheus.MustNewConstHistogramWithCreatedTimestamp(c.processing, h.count, h.sum, h.cumulative(processingBounds), h.created, stream.Kind(k).String())
+			ch <- prometheus.MustNewConstHistogramWithCreatedTimestamp(c.processing, h.count, h.sum, h.cumulative(processingBounds), h.created, wire.Kind(k).String())
 		}
 	}
 	ch <- prometheus.MustNewConstHistogramWithCreatedTimestamp(c.lag, sum.lag.count, sum.lag.sum, sum.lag.cumulative(lagBounds), earliest(sum.lag.created, c.m.created))

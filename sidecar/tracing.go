@@ -37,6 +37,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -220,7 +222,7 @@ func (t *eventTracer) stop(ctx context.Context) error {
 // out is Scored, Late or Unlabeled; o is its observation (nil when
 // unlabeled). m is nil for an event that no message delivered (a retrieval
 // half given up by the joiner): it gets no span.
-func (t *eventTracer) scored(m *stream.Message, e *stream.TraceEvent, o *window.Observation, out vocab.Outcome) {
+func (t *eventTracer) scored(m *stream.Message, e *wire.TraceEvent, o *window.Observation, out vocab.Outcome) {
 	if !t.on || m == nil {
 		return
 	}
@@ -235,7 +237,7 @@ func (t *eventTracer) rejected(m *stream.Message, arm, reason string) {
 	t.record(m, arm, nil, nil, vocab.Rejected, reason)
 }
 
-func (t *eventTracer) record(m *stream.Message, arm string, e *stream.TraceEvent, o *window.Observation, out vocab.Outcome, reason string) {
+func (t *eventTracer) record(m *stream.Message, arm string, e *wire.TraceEvent, o *window.Observation, out vocab.Outcome, reason string) {
 	ctx := context.Background()
 	if len(m.Header) > 0 {
 		ctx = propagation.TraceContext{}.Extract(ctx, headerCarrier(m.Header))

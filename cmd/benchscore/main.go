@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/shadoweval/shadoweval/internal/cmdutil"
-	"github.com/shadoweval/shadoweval/stream/gen"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 func main() {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/shadoweval/shadoweval/config"
@@ -143,7 +145,7 @@ func TestMakeEventsKeyed(t *testing.T) {
 		if !bytes.Equal(e.body, plain[i].body) || plain[i].subject != "rag.trace."+arms[i%2] {
 			t.Fatalf("event %d: keyed %s %s, plain %s %s", i, e.subject, e.body, plain[i].subject, plain[i].body)
 		}
-		tr, err := stream.DecodeTrace(ev)
+		tr, err := wire.DecodeTrace(ev)
 		if err != nil {
 			t.Fatalf("event %d: %v: %s", i, err, ev)
 		}

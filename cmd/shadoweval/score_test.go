@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/shadoweval/shadoweval/stream/gen"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 const scoreFixtures = "../../sidecar/offline/testdata/score"

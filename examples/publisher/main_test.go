@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/shadoweval/shadoweval/testenv/apptest"
 )
 
@@ -82,7 +83,7 @@ func TestPythonPublisher(t *testing.T) {
 	if err != nil {
 		t.Fatalf("python3: %v\n%s", err, stderr.String())
 	}
-	ev, err := stream.DecodeTrace(bytes.TrimSpace(out))
+	ev, err := wire.DecodeTrace(bytes.TrimSpace(out))
 	if err != nil {
 		t.Fatalf("the Python example's event is refused: %v\n%s", err, out)
 	}

@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // ErrVectorLength is returned by DeltaS for vectors of different lengths.
@@ -60,7 +60,7 @@ func maxAbs(v []float64) (float64, error) {
 
 // retrievedDeltaS is delta_s as sent, else ΔS computed from the embeddings
 // of the ranked items that have one.
-func retrievedDeltaS(e *stream.TraceEvent, ids []string, dst []float64) ([]float64, error) {
+func retrievedDeltaS(e *wire.TraceEvent, ids []string, dst []float64) ([]float64, error) {
 	if e.DeltaS != nil {
 		return append(dst, e.DeltaS...), nil
 	}
@@ -83,7 +83,7 @@ func retrievedDeltaS(e *stream.TraceEvent, ids []string, dst []float64) ([]float
 
 // itemDeltaS is the ΔS of the ranked item id: from delta_s at its rank,
 // else from the embeddings.
-func itemDeltaS(e *stream.TraceEvent, ids []string, id string) (float64, bool, error) {
+func itemDeltaS(e *wire.TraceEvent, ids []string, id string) (float64, bool, error) {
 	if e.DeltaS != nil {
 		if i := slices.Index(ids, id); i >= 0 && i < len(e.DeltaS) {
 			return e.DeltaS[i], true, nil

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/shadoweval/shadoweval/internal/pycompat"
-	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -23,7 +24,7 @@ var ErrBadEvent = errors.New("bad event")
 // Gold is a gold row with what the checks derive from it, derived once
 // when the gold file is loaded rather than for every event.
 type Gold struct {
-	stream.Gold
+	wire.Gold
 	// Key stands for the qid in the windows' λ groups
 	// (window.Observation.QIDKey); 0: the windows number the qid.
 	Key         uint32
@@ -32,7 +33,7 @@ type Gold struct {
 }
 
 // NewGold prepares g for Evaluate.
-func NewGold(g stream.Gold) *Gold {
+func NewGold(g wire.Gold) *Gold {
 	return &Gold{Gold: g, claimSubstr: prepareSubstrs(g.GoldClaimSubstr), citations: g.Citations()}
 }
 
@@ -45,7 +46,7 @@ func NewGold(g stream.Gold) *Gold {
 // trace without an answer is a shipped empty claim and one without ids
 // retrieved nothing, as in the reference. The observation carries the
 // event's arm and time and the gold item's qid, type and key.
-func Evaluate(e *stream.TraceEvent, item *Gold, hasAnswer bool, opt Options, o *window.Observation) error {
+func Evaluate(e *wire.TraceEvent, item *Gold, hasAnswer bool, opt Options, o *window.Observation) error {
 	g := &item.Gold
 	gold := item.citations
 	ids := rankedIDs(e)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/shadoweval/shadoweval/internal/cmdutil"
-	"github.com/shadoweval/shadoweval/stream/gen"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 // BenchmarkEval measures `eval` on generated traces, one evaluation of the
@@ -20,7 +20,7 @@ import (
 // 1,000,000) for a gold set of SHADOWEVAL_BENCH_GOLD questions (default
 // 10,000: a seed 001 gold set is a few hundred, so each question has many
 // paraphrase and seed runs). The traces are the generator's live events
-// (stream/gen TraceSource: event ids with redeliveries, λ groups, top-k
+// (wire/gen TraceSource: event ids with redeliveries, λ groups, top-k
 // with sections and offsets, ΔS, answers), in two shapes:
 //
 //   - seed001: without the top-k texts, as seed 001's retrieval logs are

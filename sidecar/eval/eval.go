@@ -5,7 +5,7 @@
 //
 // It runs the live path's own code, so that its numbers are the ones a
 // running sidecar shows for the same events: lines are decoded by the
-// stream package's live decoder, scored by sidecar/checks, deduplicated on
+// wire package's live decoder, scored by sidecar/checks, deduplicated on
 // event_id as the sidecar does, aggregated by a window.Windows (one window
 // that holds every event) and judged by the sidecar/analysis engine with
 // the configured check set. Only ΔS quantiles differ on purpose: offline
@@ -30,9 +30,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar/checks"
-	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
 )
@@ -166,7 +167,7 @@ type runner struct {
 // worker is the scratch of one decoding goroutine: the decoder's lists,
 // and the chunk its events are cut from.
 type worker struct {
-	sc stream.TraceScratch
+	sc wire.TraceScratch
 	c  *chunk
 }
 
@@ -454,7 +455,7 @@ func (r *runner) produce(f *file, out chan<- []*event, free chan []*event, done 
 	}
 	batch := newBatch()
 	prev := syntheticStart
-	err = stream.ParallelLines(&countingReader{fh, &f.read}, f.path, r.decoder(f.arm), func(line int, ev *event) error {
+	err = wire.ParallelLines(&countingReader{fh, &f.read}, f.path, r.decoder(f.arm), func(line int, ev *event) error {
 		ev.line = line
 		if ev.hasTS {
 			ev.t = ev.ts
@@ -493,15 +494,15 @@ func (r *runner) decoder(arm string) func(line []byte) (*event, error) {
 		defer r.workers.Put(w)
 		// The line is the reader's block, valid while the line is
 		// handled: the event's strings and lists may borrow it and w.
-		e, err := stream.DecodeTraceReuse(line, &w.sc)
+		e, err := wire.DecodeTraceReuse(line, &w.sc)
 		if err != nil {
 			return nil, err
 		}
 		if len(e.TopK) > r.maxTopK {
-			return nil, &stream.FieldError{Field: "topk", Msg: fmt.Sprintf("%d ranked items, more than limits.max_topk (%d)", len(e.TopK), r.maxTopK)}
+			return nil, &wire.FieldError{Field: "topk", Msg: fmt.Sprintf("%d ranked items, more than limits.max_topk (%d)", len(e.TopK), r.maxTopK)}
 		}
 		if len(e.RetrievedIDs) > r.maxTopK {
-			return nil, &stream.FieldError{Field: "retrieved_ids", Msg: fmt.Sprintf("%d ranked items, more than limits.max_topk (%d)", len(e.RetrievedIDs), r.maxTopK)}
+			return nil, &wire.FieldError{Field: "retrieved_ids", Msg: fmt.Sprintf("%d ranked items, more than limits.max_topk (%d)", len(e.RetrievedIDs), r.maxTopK)}
 		}
 		ev, c := r.event(w)
 		if e.EventID != "" {
@@ -559,7 +560,7 @@ func (r *runner) add(f *file, ev *event) error {
 	o := &ev.obs
 	o.Time = windowTime
 	if err := f.writer.Add(o, windowTime); err != nil {
-		return &stream.LineError{File: f.path, Line: ev.line, Err: err}
+		return &wire.LineError{File: f.path, Line: ev.line, Err: err}
 	}
 	f.scored++
 	if f.questions != nil {

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/shadoweval/shadoweval/testenv"
 )
 
@@ -42,7 +43,7 @@ func FuzzEval(f *testing.F) {
 		}
 		rep, err := Run(Options{Gold: gold, Trace: trace, Baseline: base})
 		if err != nil {
-			var le *stream.LineError
+			var le *wire.LineError
 			if !errors.As(err, &le) || (le.File != trace && le.File != base) || le.Line < 1 {
 				t.Fatalf("error %q names no line of the input", err)
 			}

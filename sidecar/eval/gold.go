@@ -2,12 +2,12 @@ package eval
 
 import (
 	"github.com/shadoweval/shadoweval/sidecar/checks"
-	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/window"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // goldSet is the gold file as the sidecar loads it (sidecar.LoadGold):
-// every row validated by stream.DecodeGold, any bad row refuses the file,
+// every row validated by wire.DecodeGold, any bad row refuses the file,
 // a repeated qid keeps its last row. Items are numbered so that each
 // per-qid table of an evaluation is a slice, not a map.
 type goldSet struct {
@@ -18,7 +18,7 @@ type goldSet struct {
 func loadGold(path string) (*goldSet, error) {
 	gs := &goldSet{index: map[string]int32{}}
 	// Items are prepared on every core, as the rows are decoded.
-	err := stream.ReadGoldFile(path, checks.NewGold, func(g *checks.Gold) {
+	err := wire.ReadGoldFile(path, checks.NewGold, func(g *checks.Gold) {
 		if i, ok := gs.index[g.QID]; ok {
 			gs.items[i] = g
 			return

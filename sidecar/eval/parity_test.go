@@ -14,9 +14,9 @@ import (
 	"github.com/shadoweval/shadoweval/sidecar"
 	"github.com/shadoweval/shadoweval/sidecar/eval"
 	"github.com/shadoweval/shadoweval/stream"
-	"github.com/shadoweval/shadoweval/stream/gen"
 	"github.com/shadoweval/shadoweval/testenv/apptest"
 	"github.com/shadoweval/shadoweval/window"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 // writeGen writes path with write, buffered.

@@ -16,6 +16,7 @@ import (
 	"github.com/shadoweval/shadoweval/sidecar/checks"
 	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // Defaults of the seed 003 reference scorer (cross_agent_consistency.py).
@@ -366,26 +367,8 @@ type fieldError struct {
 func (e *fieldError) Error() string { return fmt.Sprintf("field %q: %v", e.field, e.err) }
 func (e *fieldError) Unwrap() error { return e.err }
 
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "a boolean"
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case '[':
-		return "an array"
-	case '{':
-		return "an object"
-	}
-	return "invalid JSON"
-}
-
 func errWant(want string, got jsontext.Kind) error {
-	return fmt.Errorf("want %s, got %s", want, kindName(got))
+	return fmt.Errorf("want %s, got %s", want, wire.KindName(got))
 }
 
 // stringField decodes a JSON string; absent is an error unless

@@ -11,9 +11,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/shadoweval/shadoweval/internal/pycompat"
 	"github.com/shadoweval/shadoweval/sidecar/checks"
-	"github.com/shadoweval/shadoweval/stream"
 )
 
 // DefaultScoreGates is the --gates default of the seed 002 scorer.
@@ -90,21 +91,21 @@ func Score(opt ScoreOptions) (*ScoreReport, error) {
 	}
 	golds := make([]scoreGold, 0, capacity)
 	qids := make([]string, 0, capacity)
-	decoders := sync.Pool{New: func() any { return stream.NewLiteDecoder() }}
+	decoders := sync.Pool{New: func() any { return wire.NewLiteDecoder() }}
 	// Trace strings are used only while the line is scored, so they may
 	// borrow the decoder's memory.
 	borrowing := sync.Pool{New: func() any {
-		d := stream.NewLiteDecoder()
+		d := wire.NewLiteDecoder()
 		d.Borrow = true
 		return d
 	}}
-	decodeGold := func(line []byte) (stream.GoldLite, error) {
-		d := decoders.Get().(*stream.LiteDecoder)
+	decodeGold := func(line []byte) (wire.GoldLite, error) {
+		d := decoders.Get().(*wire.LiteDecoder)
 		defer decoders.Put(d)
-		var g stream.GoldLite
+		var g wire.GoldLite
 		return g, d.Gold(line, &g)
 	}
-	err = stream.ReadFileLines(opt.Gold, decodeGold, func(_ int, g stream.GoldLite) error {
+	err = wire.ReadFileLines(opt.Gold, decodeGold, func(_ int, g wire.GoldLite) error {
 		golds = append(golds, scoreGold{answerable: g.Answerable, substrs: g.GoldClaimSubstr, citations: g.GoldCitations})
 		qids = append(qids, g.QID)
 		return nil
@@ -120,9 +121,9 @@ func Score(opt ScoreOptions) (*ScoreReport, error) {
 	}
 	// Decoding and scoring run on every core; the gold table is only read.
 	decode := func(line []byte) (traced, error) {
-		d := borrowing.Get().(*stream.LiteDecoder)
+		d := borrowing.Get().(*wire.LiteDecoder)
 		defer borrowing.Put(d)
-		var e stream.TraceLite
+		var e wire.TraceLite
 		if err := d.Trace(line, &e); err != nil {
 			return traced{}, err
 		}
@@ -136,7 +137,7 @@ func Score(opt ScoreOptions) (*ScoreReport, error) {
 	// The last trace of each gold row, apart from golds so that the serial
 	// "last wins" pass touches one compact array.
 	results := make([]traceResult, len(golds))
-	err = stream.ReadFileLines(opt.Trace, decode, func(_ int, t traced) error {
+	err = wire.ReadFileLines(opt.Trace, decode, func(_ int, t traced) error {
 		if t.gold >= 0 {
 			results[t.gold] = traceResult{traced: true, result: t.result}
 		}

@@ -8,11 +8,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/internal/sim/testbed"
 	"github.com/shadoweval/shadoweval/sidecar/checks"
 	gsim "github.com/shadoweval/shadoweval/sidecar/gates/sim"
-	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -230,18 +231,18 @@ func runReal(r int, seed uint64, tr RealTraffic, sc RealScenario, js []Judge, re
 type ingest struct {
 	gold    map[string]*checks.Gold
 	opt     checks.Options
-	joiner  *stream.Joiner
+	joiner  *wire.Joiner
 	late    *window.Windows
 	seen    map[string]bool
-	pending map[[2]string]stream.Judgement
+	pending map[[2]string]wire.Judgement
 	obs     window.Observation
 }
 
 func newIngest(w *testbed.World, cfg config.Config) (*ingest, error) {
 	in := &ingest{gold: map[string]*checks.Gold{}, opt: checks.Options{Ks: cfg.K, Tolerance: int64(cfg.CitationOffsetTolerance)},
-		joiner: stream.NewJoiner(time.Duration(cfg.Join.TTL), cfg.Join.MaxPending), seen: map[string]bool{}, pending: map[[2]string]stream.Judgement{}}
+		joiner: wire.NewJoiner(time.Duration(cfg.Join.TTL), cfg.Join.MaxPending), seen: map[string]bool{}, pending: map[[2]string]wire.Judgement{}}
 	for i := range w.Questions {
-		g, err := stream.DecodeGold(w.GoldLine(i))
+		g, err := wire.DecodeGold(w.GoldLine(i))
 		if err != nil {
 			return nil, fmt.Errorf("testbed gold line %d: %w", i+1, err)
 		}
@@ -258,22 +259,22 @@ func newIngest(w *testbed.World, cfg config.Config) (*ingest, error) {
 	return in, err
 }
 
-func kindOf(subject string) stream.Kind {
+func kindOf(subject string) wire.Kind {
 	switch {
 	case strings.HasPrefix(subject, "rag.retrieval."):
-		return stream.KindRetrieval
+		return wire.KindRetrieval
 	case strings.HasPrefix(subject, "rag.answer."):
-		return stream.KindAnswer
+		return wire.KindAnswer
 	case strings.HasPrefix(subject, "rag.judgement."):
-		return stream.KindJudgement
+		return wire.KindJudgement
 	}
-	return stream.KindTrace
+	return wire.KindTrace
 }
 
 func (in *ingest) message(m *testbed.Message, e *env) error {
 	kind := kindOf(m.Subject)
-	if kind == stream.KindJudgement {
-		j, err := stream.DecodeJudgement(m.Data)
+	if kind == wire.KindJudgement {
+		j, err := wire.DecodeJudgement(m.Data)
 		if err != nil {
 			return err
 		}
@@ -299,7 +300,7 @@ func (in *ingest) message(m *testbed.Message, e *env) error {
 		}
 		return e.pair(&p)
 	}
-	ev, err := stream.DecodeTrace(m.Data)
+	ev, err := wire.DecodeTrace(m.Data)
 	if err != nil {
 		return err
 	}
@@ -308,7 +309,7 @@ func (in *ingest) message(m *testbed.Message, e *env) error {
 		return nil // a duplicate
 	}
 	in.seen[id] = true
-	if kind == stream.KindTrace {
+	if kind == wire.KindTrace {
 		return in.score(&ev, true, m.Arrive, e)
 	}
 	merged, joined, evicted, err := in.joiner.Offer(kind, ev, m.Arrive)
@@ -329,9 +330,9 @@ func (in *ingest) expire(now time.Time, e *env) error {
 	return in.settle(in.joiner.Expire(now), now, e)
 }
 
-func (in *ingest) settle(gone []stream.Pending, now time.Time, e *env) error {
+func (in *ingest) settle(gone []wire.Pending, now time.Time, e *env) error {
 	for i := range gone {
-		if p := &gone[i]; p.Kind == stream.KindRetrieval && p.Reason != stream.ReasonReplaced {
+		if p := &gone[i]; p.Kind == wire.KindRetrieval && p.Reason != wire.ReasonReplaced {
 			if err := in.score(&p.Event, false, now, e); err != nil {
 				return err
 			}
@@ -340,7 +341,7 @@ func (in *ingest) settle(gone []stream.Pending, now time.Time, e *env) error {
 	return nil
 }
 
-func (in *ingest) score(ev *stream.TraceEvent, hasAnswer bool, now time.Time, e *env) error {
+func (in *ingest) score(ev *wire.TraceEvent, hasAnswer bool, now time.Time, e *env) error {
 	g, ok := in.gold[ev.QID]
 	if !ok {
 		return fmt.Errorf("qid %q is not in the testbed's gold set", ev.QID)

@@ -16,7 +16,7 @@ import (
 // (gold.jsonl, trace.jsonl) and the reference's stdout for several --k and
 // --gates (want_<k>_<gates>.json), listed in score/cases.json.
 //
-//	go test ./stream/gen -run TestRegenerateScoreFixtures -update
+//	go test ./wire/gen -run TestRegenerateScoreFixtures -update
 //
 // rewrites all of it (python3 required). Without -update,
 // TestScoreFixturesUpToDate checks that the committed data sets are still
@@ -173,7 +173,7 @@ func TestRegenerateScoreFixtures(t *testing.T) {
 		Comment: []string{
 			"Each case: python3 ../reference/score_eval.py --gold <gold> --trace <trace> <args...>, paths relative to this directory.",
 			"want is its stdout; exit is its exit status; when exit != 0 there is no want and error is the last line of stderr.",
-			"Regenerate: go test ./stream/gen -run TestRegenerateScoreFixtures -update (data sets come from package stream/gen).",
+			"Regenerate: go test ./wire/gen -run TestRegenerateScoreFixtures -update (data sets come from package wire/gen).",
 		},
 		Reference: "../reference/score_eval.py",
 	}
@@ -290,7 +290,7 @@ func TestScoreFixturesUpToDate(t *testing.T) {
 		t.Fatalf("manifest has %d data sets, the generator %d: regenerate (-update)", len(m.Datasets), len(datasets))
 	}
 	stale := func(format string, args ...any) {
-		t.Errorf(format+"; regenerate: go test ./stream/gen -run TestRegenerateScoreFixtures -update", args...)
+		t.Errorf(format+"; regenerate: go test ./wire/gen -run TestRegenerateScoreFixtures -update", args...)
 	}
 	want := map[string]bool{}
 	for _, d := range datasets {

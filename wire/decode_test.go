@@ -1,4 +1,4 @@
-package stream
+package wire
 
 import (
 	"errors"
@@ -12,10 +12,10 @@ func TestDecodeGoldErrors(t *testing.T) {
 	}{
 		{`{"answerable":true}`, "field qid: required"},
 		{`{"qid":"","answerable":true}`, "field qid: must not be empty"},
-		{`{"qid":7,"answerable":true}`, "field qid: want a string, got number"},
+		{`{"qid":7,"answerable":true}`, "field qid: want a string, got a number"},
 		{`{"qid":"a"}`, "field answerable: required (true or false)"},
-		{`{"qid":"a","answerable":"yes"}`, "field answerable: want a bool, got string"},
-		{`{"qid":"a","answerable":true,"gold_citations":["x",1]}`, "field gold_citations.1: want a string, got number"},
+		{`{"qid":"a","answerable":"yes"}`, "field answerable: want a bool, got a string"},
+		{`{"qid":"a","answerable":true,"gold_citations":["x",1]}`, "field gold_citations.1: want a string, got a number"},
 		{`{"qid":"a","answerable":true,"relevant_offsets":{"x":[5,1]}}`, "field relevant_offsets.x: want 0 <= start <= end, got [5,1]"},
 		{`{"qid":"a","answerable":true,"relevant_offsets":{"x":[1]}}`, "field relevant_offsets.x: want a [start,end] pair: too few array elements"},
 		{`{"qid":"a","answerable":true,"anchor_section":"S..2"}`, `field anchor_section: empty component in section path "S..2"`},
@@ -23,7 +23,7 @@ func TestDecodeGoldErrors(t *testing.T) {
 		{`{"qid":"a","answerable":NaN}`, "field answerable: invalid JSON at byte 24: invalid character 'N' at start of value"},
 		{`{"qid":"\ud800","answerable":true}`, "field qid: invalid JSON at byte 8: invalid surrogate pair `\\ud800\",\"ans` in string"},
 		{"{\"qid\":\"\xff\",\"answerable\":true}", "field qid: invalid JSON at byte 8: invalid UTF-8"},
-		{`[]`, "want an object, got ["},
+		{`[]`, "want an object, got an array"},
 	}
 	for _, tt := range tests {
 		_, err := DecodeGold([]byte(tt.line))
@@ -90,15 +90,15 @@ func TestDecodeTrace(t *testing.T) {
 func TestDecodeTraceErrors(t *testing.T) {
 	tests := []struct{ line, want string }{
 		{`{"q":"x"}`, "field qid: required (a non-empty string, or q_id)"},
-		{`{"qid":5}`, "field qid: want a string, got number"},
+		{`{"qid":5}`, "field qid: want a string, got a number"},
 		{`{"qid":"a","ts":"yesterday"}`, `field ts: want an RFC 3339 time, got "yesterday"`},
-		{`{"qid":"a","answer_json":[1]}`, "field answer_json: want an object, got ["},
-		{`{"qid":"a","answer_json":{"claim":3}}`, "field answer_json.claim: want a string, got number"},
-		{`{"qid":"a","answer_json":{"citations":["x",["y"]]}}`, "field answer_json.citations.1: want a string, got ["},
-		{`{"qid":"a","retrieved_ids":"p1"}`, "field retrieved_ids: want an array, got string"},
+		{`{"qid":"a","answer_json":[1]}`, "field answer_json: want an object, got an array"},
+		{`{"qid":"a","answer_json":{"claim":3}}`, "field answer_json.claim: want a string, got a number"},
+		{`{"qid":"a","answer_json":{"citations":["x",["y"]]}}`, "field answer_json.citations.1: want a string, got an array"},
+		{`{"qid":"a","retrieved_ids":"p1"}`, "field retrieved_ids: want an array, got a string"},
 		{`{"qid":"a","topk":[{"score":1}]}`, "field topk.0.id: required"},
 		{`{"qid":"a","delta_s":[1.5]}`, "field delta_s.0: want a number in [0,1], got 1.5"},
-		{`{"qid":"a","latency_ms":1e999}`, "field latency_ms: want a number, got number: value out of range"},
+		{`{"qid":"a","latency_ms":1e999}`, "field latency_ms: want a number, got a number: value out of range"},
 		{`{"qid":"a"} {}`, "invalid JSON at byte 12: invalid character '{' after top-level value"},
 	}
 	for _, tt := range tests {

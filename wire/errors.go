@@ -1,11 +1,14 @@
-// Package stream holds the wire formats of SPEC §2 (gold items, trace
-// events, judgements), their decoding and validation, and reading of JSONL
-// files. Errors name the file, line and field at fault.
-package stream
+// Package wire holds the events of SPEC §2 (gold items, trace events,
+// judgements) as they are written: their kinds, decoding and validation,
+// the joining of split events, and reading of JSONL files. Errors name the
+// file, line and field at fault. It knows nothing of NATS: the live
+// sidecar, the offline commands and the per-event checks share it.
+package wire
 
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -50,9 +53,9 @@ func asFieldError(err error) *FieldError {
 	}
 	var se *json.SemanticError
 	if errors.As(err, &se) {
-		msg := "want " + goKind(se.GoType.String())
+		msg := "want " + goKind(se.GoType)
 		if k := se.JSONKind; k != 0 && k != ']' && k != '}' {
-			msg += ", got " + k.String()
+			msg += ", got " + KindName(k)
 		}
 		if se.Err != nil {
 			msg += ": " + se.Err.Error()
@@ -66,7 +69,16 @@ func asFieldError(err error) *FieldError {
 	return &FieldError{Msg: err.Error()}
 }
 
-func goKind(t string) string {
+// ownPackage is this package's import path: its wire structs are JSON
+// objects to the user, whatever the Go names.
+var ownPackage = reflect.TypeFor[FieldError]().PkgPath()
+
+func goKind(typ reflect.Type) string {
+	t := typ.String()
+	elem := typ
+	if elem.Kind() == reflect.Pointer {
+		elem = elem.Elem()
+	}
 	switch {
 	case strings.HasPrefix(t, "[2]") || strings.HasPrefix(t, "*[2]"):
 		return "a [start,end] pair"
@@ -80,10 +92,30 @@ func goKind(t string) string {
 		return "a number"
 	case strings.HasPrefix(t, "[]"):
 		return "an array"
-	case strings.HasPrefix(t, "map["), strings.HasPrefix(t, "stream."), strings.HasPrefix(t, "*stream."):
+	case strings.HasPrefix(t, "map["), elem.Kind() == reflect.Struct && elem.PkgPath() == ownPackage:
 		return "an object"
 	}
 	return t
+}
+
+// KindName names the kind of a JSON value in an error message: "a
+// string", "an array", "null".
+func KindName(k jsontext.Kind) string {
+	switch k {
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case '[':
+		return "an array"
+	case '{':
+		return "an object"
+	}
+	return "invalid JSON"
 }
 
 // dotted turns "/answer_json/citations/0" into "answer_json.citations.0".

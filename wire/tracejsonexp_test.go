@@ -1,4 +1,4 @@
-package stream
+package wire
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/shadoweval/shadoweval/stream/gen"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 // jsonexpDecoder is the trace decoder built on go-json-experiment that the
@@ -188,7 +188,7 @@ func (d *jsonexpDecoder) event(f *traceFields) error {
 		if err != nil {
 			return d.syntax(err)
 		}
-		return fieldErr("", "want an object, got %s", tok.Kind())
+		return fieldErr("", "want an object, got %s", KindName(tok.Kind()))
 	}
 	if _, err := d.dec.ReadToken(); err != nil {
 		return d.syntax(err)

@@ -1,4 +1,4 @@
-package stream
+package wire
 
 import (
 	"bytes"
@@ -161,7 +161,7 @@ func (d *LiteDecoder) object(field string, member func(name string) error) error
 		return d.syntax(err)
 	}
 	if tok.Kind() != '{' {
-		return fieldErr(field, "want an object, got %s", tok.Kind())
+		return fieldErr(field, "want an object, got %s", KindName(tok.Kind()))
 	}
 	for d.dec.PeekKind() != '}' {
 		name, err := d.dec.ReadValue()
@@ -245,7 +245,7 @@ func (d *LiteDecoder) stringOrNull(field string) (string, bool, error) {
 	case 'n':
 		return "", false, nil
 	}
-	return "", false, fieldErr(field, "want a string, got %s", kindName(v.Kind()))
+	return "", false, fieldErr(field, "want a string, got %s", KindName(v.Kind()))
 }
 
 func (d *LiteDecoder) boolOrNull(field string) (bool, bool, error) {
@@ -261,7 +261,7 @@ func (d *LiteDecoder) boolOrNull(field string) (bool, bool, error) {
 	case 'n':
 		return false, false, nil
 	}
-	return false, false, fieldErr(field, "want a bool, got %s", kindName(v.Kind()))
+	return false, false, fieldErr(field, "want a bool, got %s", KindName(v.Kind()))
 }
 
 // strings reads an array of strings; null gives nil, [] an empty slice.
@@ -275,7 +275,7 @@ func (d *LiteDecoder) strings(field string) ([]string, error) {
 		return nil, nil
 	case '[':
 	default:
-		return nil, fieldErr(field, "want an array, got %s", kindName(tok.Kind()))
+		return nil, fieldErr(field, "want an array, got %s", KindName(tok.Kind()))
 	}
 	out := []string{}
 	start := len(d.lists)
@@ -285,7 +285,7 @@ func (d *LiteDecoder) strings(field string) ([]string, error) {
 			return nil, err
 		}
 		if v.Kind() != '"' {
-			return nil, fieldErr(field+"."+strconv.Itoa(i), "want a string, got %s", kindName(v.Kind()))
+			return nil, fieldErr(field+"."+strconv.Itoa(i), "want a string, got %s", KindName(v.Kind()))
 		}
 		if d.Borrow {
 			d.lists = append(d.lists, d.unquote(v))
@@ -317,19 +317,4 @@ func (d *LiteDecoder) citations() ([]string, bool, error) {
 		return nil, true, nil
 	}
 	return []string{}, false, nil
-}
-
-// kindName names a JSON kind the way the reflection decoder's errors do.
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "boolean"
-	case '"':
-		return "string"
-	case '0':
-		return "number"
-	}
-	return k.String()
 }

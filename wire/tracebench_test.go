@@ -1,10 +1,10 @@
-package stream
+package wire
 
 import (
 	"testing"
 	"time"
 
-	"github.com/shadoweval/shadoweval/stream/gen"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 // The live path keeps its hand-written decoder only while it is at least
