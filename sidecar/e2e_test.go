@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shadoweval/shadoweval/sidecar/offline"
+	"github.com/shadoweval/shadoweval/offline"
 	"github.com/shadoweval/shadoweval/testenv"
 	"github.com/shadoweval/shadoweval/wire/gen"
 )

@@ -13,7 +13,7 @@ import (
 
 	"github.com/shadoweval/shadoweval/internal/cmdutil"
 	"github.com/shadoweval/shadoweval/internal/pycompat"
-	"github.com/shadoweval/shadoweval/sidecar/offline"
+	"github.com/shadoweval/shadoweval/offline"
 	"github.com/shadoweval/shadoweval/wire/gen"
 )
 

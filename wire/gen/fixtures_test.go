@@ -12,7 +12,7 @@ import (
 )
 
 // Score fixtures for `shadoweval score` (the Go port of the seed 002
-// reference scorer): data sets under sidecar/offline/testdata/score/<name>/
+// reference scorer): data sets under offline/testdata/score/<name>/
 // (gold.jsonl, trace.jsonl) and the reference's stdout for several --k and
 // --gates (want_<k>_<gates>.json), listed in score/cases.json.
 //
@@ -25,8 +25,8 @@ import (
 var update = flag.Bool("update", false, "rewrite the score fixtures (needs python3)")
 
 const (
-	fixturesDir     = "../../sidecar/offline/testdata/score"
-	referenceScript = "../../sidecar/offline/testdata/reference/score_eval.py"
+	fixturesDir     = "../../offline/testdata/score"
+	referenceScript = "../../offline/testdata/reference/score_eval.py"
 )
 
 type dataset struct {

@@ -1,4 +1,4 @@
-// Package sim measures the shipped gates on generated traffic: how often a
+// Package gatesim measures the shipped gates on generated traffic: how often a
 // healthy canary is wrongly failed, and how fast a worse one is caught;
 // for on-call (pages.go), how often a healthy arm pages over 30 days and
 // how fast a precision drop fires. It
@@ -7,7 +7,7 @@
 //
 // The numbers depend on the traffic model below (Profile, Scenario); they
 // are stated with the results so that they can be challenged.
-package sim
+package gatesim
 
 import (
 	"fmt"
@@ -107,7 +107,7 @@ func newGold(rng *rand.Rand, p Profile, n int) gold {
 }
 
 // Generator turns Profiles into observations over one seeded gold set; the
-// other simulations (sidecar/analysis/sim) draw their traffic from it too.
+// other simulations (internal/sim/analysissim) draw their traffic from it too.
 type Generator struct {
 	rng  *rand.Rand
 	gold gold

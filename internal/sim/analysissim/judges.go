@@ -1,4 +1,4 @@
-package sim
+package analysissim
 
 import (
 	"math"
@@ -209,5 +209,5 @@ func (f *flagger) read(e *env, _ time.Time) Verdict {
 	return f.state
 }
 
-// gateWindow is the window the alert gates judge, as in sidecar/gates/sim.
+// gateWindow is the window the alert gates judge, as in internal/sim/gatesim.
 var gateWindow = window.Spec{Name: "5m", Length: 5 * time.Minute, Resolution: 10 * time.Second}

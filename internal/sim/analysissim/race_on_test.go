@@ -1,7 +1,7 @@
 //go:build race
 
-package sim
+package analysissim
 
 // raceEnabled: the race detector slows the simulation tenfold; the quick
-// run is cut further under it.
+// runs are cut further under it.
 const raceEnabled = true

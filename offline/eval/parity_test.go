@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/shadoweval/shadoweval/internal/cmdutil"
+	"github.com/shadoweval/shadoweval/offline/eval"
 	"github.com/shadoweval/shadoweval/sidecar"
-	"github.com/shadoweval/shadoweval/sidecar/eval"
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/testenv/apptest"
 	"github.com/shadoweval/shadoweval/window"

@@ -1,17 +1,17 @@
-package sim
+package analysissim
 
 import (
 	"time"
 
-	gsim "github.com/shadoweval/shadoweval/sidecar/gates/sim"
+	"github.com/shadoweval/shadoweval/internal/sim/gatesim"
 	"github.com/shadoweval/shadoweval/window"
 )
 
-// The traffic model is sidecar/gates/sim's: Profile, Healthy,
+// The traffic model is internal/sim/gatesim's: Profile, Healthy,
 // WorsePrecision and the Generator that draws observations from them.
 
-// Profile is the true quality of an arm (sidecar/gates/sim.Profile).
-type Profile = gsim.Profile
+// Profile is the true quality of an arm (gatesim.Profile).
+type Profile = gatesim.Profile
 
 // WorseCHR returns p with chr lower by points and containment given a hit
 // unchanged, so precision drops with it (by points × Contained).
@@ -35,7 +35,7 @@ type sink interface {
 
 // event draws one event of arm at t (and maybe a judgement pair) from g
 // and hands it to s.
-func event(g *gsim.Generator, s sink, arm string, p *Profile, t time.Time, o *window.Observation) error {
+func event(g *gatesim.Generator, s sink, arm string, p *Profile, t time.Time, o *window.Observation) error {
 	var pair window.PairObservation
 	judged := g.Draw(arm, p, t, o, &pair)
 	if err := s.observe(o); err != nil {
@@ -61,7 +61,7 @@ func (a *armTraffic) next() time.Time {
 }
 
 // traffic generates every arm's events before end, interleaved by time.
-func traffic(s sink, g *gsim.Generator, end time.Time, arms []*armTraffic, o *window.Observation) error {
+func traffic(s sink, g *gatesim.Generator, end time.Time, arms []*armTraffic, o *window.Observation) error {
 	for {
 		var best *armTraffic
 		var bt time.Time

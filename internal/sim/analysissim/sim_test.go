@@ -1,4 +1,4 @@
-package sim
+package analysissim
 
 import (
 	"fmt"
@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/internal/sim/gatesim"
 	"github.com/shadoweval/shadoweval/internal/sim/testbed"
-	gsim "github.com/shadoweval/shadoweval/sidecar/gates/sim"
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -62,7 +62,7 @@ func TestAnalysisQuick(t *testing.T) {
 // checks that it runs; the full one, whose table is in BENCHMARKS.md, runs
 // with
 //
-//	SHADOWEVAL_SIM=1 go test -run TestSimulation -v -timeout 60m ./sidecar/analysis/sim
+//	SHADOWEVAL_SIM=1 go test -run TestSimulation -v -timeout 60m ./internal/sim/analysissim
 func TestSimulation(t *testing.T) {
 	healthyRuns, badRuns := 2, 1
 	full := os.Getenv("SHADOWEVAL_SIM") != ""
@@ -78,7 +78,7 @@ func TestSimulation(t *testing.T) {
 	lv := healthyLevels(cfg)
 	t.Logf("traffic: %g canary + %g live events/s, %d gold items, every verdict read every %s; live alone for %s first (the gates' window)",
 		tr.CanaryRate, tr.LiveRate, tr.GoldItems, tr.ReadEvery, tr.WarmUp)
-	t.Logf("healthy arm (gates/sim.Healthy): precision %.3f, chr %.3f, under_refusal %.3f, agreement %.3f, kappa %.3f, ΔS median %.3f p90 %.3f; analysis alpha %g",
+	t.Logf("healthy arm (gatesim.Healthy): precision %.3f, chr %.3f, under_refusal %.3f, agreement %.3f, kappa %.3f, ΔS median %.3f p90 %.3f; analysis alpha %g",
 		lv["precision"], lv["chr"], lv["under_refusal"], lv["agreement"], lv["kappa"], lv["delta_s_median"], lv["delta_s_p90"], cfg.Analysis.Alpha)
 	for _, v := range GateVariants() {
 		if reflect.DeepEqual(v.Gates, config.DefaultGates()) {
@@ -146,7 +146,7 @@ func cpuTime() time.Duration {
 }
 
 func TestWorseProfiles(t *testing.T) {
-	h := gsim.Healthy
+	h := gatesim.Healthy
 	w := WorseCHR(h, 0.05)
 	if d := h.CHR*h.Contained - w.CHR*w.Contained; math.Abs(d-0.05*h.Contained) > 1e-12 || w.Contained != h.Contained {
 		t.Errorf("WorseCHR: precision drop %v, containment %v", d, w.Contained)
@@ -154,7 +154,7 @@ func TestWorseProfiles(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	var xs []float64
 	p := WorseDeltaSP90(h, 0.05)
-	g := gsim.NewGenerator(rng, p, 300, 4)
+	g := gatesim.NewGenerator(rng, p, 300, 4)
 	var o window.Observation
 	var pair window.PairObservation
 	for len(xs) < 200000 {
@@ -173,8 +173,8 @@ func TestWorseProfiles(t *testing.T) {
 func TestSeriesMatchesCumulative(t *testing.T) {
 	cfg := config.Default()
 	rng := rand.New(rand.NewPCG(9, 9))
-	h := gsim.Healthy
-	g := gsim.NewGenerator(rng, h, 300, len(cfg.K))
+	h := gatesim.Healthy
+	g := gatesim.NewGenerator(rng, h, 300, len(cfg.K))
 	cu := window.NewCumulative(cfg.K, cfg.Lambda.MinRuns)
 	s := newSeries(cfg.Lambda.MinRuns)
 	both := bothSink{cu, s}
@@ -393,7 +393,7 @@ func TestRealisticQuick(t *testing.T) {
 // quick default checks that it runs; the full one, whose tables are in
 // BENCHMARKS.md and the README, runs with
 //
-//	SHADOWEVAL_SIM=1 go test -run 'TestRealistic$' -v -timeout 180m ./sidecar/analysis/sim
+//	SHADOWEVAL_SIM=1 go test -run 'TestRealistic$' -v -timeout 180m ./internal/sim/analysissim
 func TestRealistic(t *testing.T) {
 	healthyRuns, badRuns := 1, 1
 	full := os.Getenv("SHADOWEVAL_SIM") != ""
@@ -487,7 +487,7 @@ func TestRealistic(t *testing.T) {
 // a sequence that misses in a large share of them (as order statistics
 // taking a visit's repeated values as independent did); the full one,
 //
-//	SHADOWEVAL_SIM=1 go test -run 'TestRealisticCoverage$' -v -timeout 60m ./sidecar/analysis/sim
+//	SHADOWEVAL_SIM=1 go test -run 'TestRealisticCoverage$' -v -timeout 60m ./internal/sim/analysissim
 //
 // runs 400, its rates in BENCHMARKS.md.
 func TestRealisticCoverage(t *testing.T) {

@@ -63,7 +63,7 @@ func evalTestbedSized(t *testing.T, dir string, seed uint64, questions, runs int
 // never failed. SHADOWEVAL_SIM=1 runs 100 pairs of files a case instead of
 // one and logs the rates (BENCHMARKS.md):
 //
-//	SHADOWEVAL_SIM=1 go test -run TestPairedVerdictOnTestbed -v ./sidecar/eval
+//	SHADOWEVAL_SIM=1 go test -run TestPairedVerdictOnTestbed -v ./offline/eval
 func TestPairedVerdictOnTestbed(t *testing.T) {
 	seeds := 1
 	if os.Getenv("SHADOWEVAL_SIM") != "" {
@@ -99,7 +99,7 @@ func TestPairedVerdictOnTestbed(t *testing.T) {
 // the same index passes and where one 5 points worse fails (the README's
 // table). Only with SHADOWEVAL_SIM=1:
 //
-//	SHADOWEVAL_SIM=1 go test -run TestEvalDataNeeded -v ./sidecar/eval
+//	SHADOWEVAL_SIM=1 go test -run TestEvalDataNeeded -v ./offline/eval
 func TestEvalDataNeeded(t *testing.T) {
 	if os.Getenv("SHADOWEVAL_SIM") == "" {
 		t.Skip("a measurement: SHADOWEVAL_SIM=1")

@@ -1,4 +1,4 @@
-package sim
+package gatesim
 
 import (
 	"math"
@@ -14,7 +14,7 @@ import (
 // By default it runs a quick version (few runs) so that CI stays fast; the
 // full one, whose numbers are in BENCHMARKS.md, runs with
 //
-//	SHADOWEVAL_SIM=1 go test -run TestSimulation -v -timeout 30m ./sidecar/gates/sim
+//	SHADOWEVAL_SIM=1 go test -run TestSimulation -v -timeout 30m ./internal/sim/gatesim
 func TestSimulation(t *testing.T) {
 	ffRuns, detRuns, horizon := 40, 8, 10*time.Minute
 	switch {

@@ -1,4 +1,4 @@
-package sim
+package gatesim
 
 import (
 	"os"
@@ -29,7 +29,7 @@ func quietScenario() PageScenario {
 // TestOnCall measures the shipped gates against the gates before the
 // retune over 30 simulated days (about 4 minutes of CPU):
 //
-//	SHADOWEVAL_SIM=1 go test -run 'TestOnCall$' -v -timeout 30m ./sidecar/gates/sim
+//	SHADOWEVAL_SIM=1 go test -run 'TestOnCall$' -v -timeout 30m ./internal/sim/gatesim
 //
 // "point values" are the shipped gates without confidence, as the
 // Prometheus rules of `shadoweval rules` judge them.

@@ -1,7 +1,7 @@
 //go:build race
 
-package sim
+package gatesim
 
 // raceEnabled: the race detector slows the simulation tenfold; the quick
-// runs are cut further under it.
+// run is cut further under it.
 const raceEnabled = true

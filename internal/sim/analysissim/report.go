@@ -1,4 +1,4 @@
-package sim
+package analysissim
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shadoweval/shadoweval/internal/sim/gatesim"
 	"github.com/shadoweval/shadoweval/sidecar/analysis/confseq"
-	gsim "github.com/shadoweval/shadoweval/sidecar/gates/sim"
 )
 
 // Summary is one judge in one scenario.
@@ -50,7 +50,7 @@ func Summarize(res *Result) []Summary {
 			toFail = append(toFail, events(o.FailEvents))
 			toPass = append(toPass, events(o.PassEvents))
 		}
-		s.EventsToFail, s.EventsToPass = gsim.Quantile(toFail, 0.5), gsim.Quantile(toPass, 0.5)
+		s.EventsToFail, s.EventsToPass = gatesim.Quantile(toFail, 0.5), gatesim.Quantile(toPass, 0.5)
 		out = append(out, s)
 	}
 	return out
@@ -249,8 +249,8 @@ func SummarizeReal(res *Result) []RealSummary {
 			tFail = append(tFail, at(o.FailAt))
 			tPass = append(tPass, at(o.PassAt))
 		}
-		s.EventsToFail, s.EventsToPass = gsim.Quantile(toFail, 0.5), gsim.Quantile(toPass, 0.5)
-		s.TimeToFail, s.TimeToPass = dur(gsim.Quantile(tFail, 0.5)), dur(gsim.Quantile(tPass, 0.5))
+		s.EventsToFail, s.EventsToPass = gatesim.Quantile(toFail, 0.5), gatesim.Quantile(toPass, 0.5)
+		s.TimeToFail, s.TimeToPass = dur(gatesim.Quantile(tFail, 0.5)), dur(gatesim.Quantile(tPass, 0.5))
 		out = append(out, s)
 	}
 	return out
@@ -331,7 +331,7 @@ func FormatChecksNeeded(results []*Result, j int) string {
 					xs = append(xs, math.Inf(1))
 				}
 			}
-			if m := gsim.Quantile(xs, 0.5); !math.IsInf(m, 1) && len(xs) > 0 {
+			if m := gatesim.Quantile(xs, 0.5); !math.IsInf(m, 1) && len(xs) > 0 {
 				fmt.Fprintf(&b, " %.0f |", m)
 			} else {
 				b.WriteString(" — |")
@@ -404,7 +404,7 @@ func FormatFloor(results []*Result, j int, alpha float64) string {
 				}
 			}
 			took := "—"
-			if q := gsim.Quantile(firsts, 0.5); len(firsts) > 0 && !math.IsInf(q, 1) {
+			if q := gatesim.Quantile(firsts, 0.5); len(firsts) > 0 && !math.IsInf(q, 1) {
 				took = fmt.Sprintf("%.0f", q)
 			}
 			if len(est) < 2 {

@@ -1,4 +1,4 @@
-// Package sim puts the canary judges side by side on generated traffic:
+// Package analysissim puts the canary judges side by side on generated traffic:
 // the same seeded streams of a canary and a live arm go through the
 // shipped canary analysis (package sidecar/analysis), the alert gates read
 // as a canary verdict, Kayenta's NetflixACAJudge and Flagger's threshold
@@ -6,9 +6,9 @@
 // often a healthy canary is failed and passed, and how fast a worse one is
 // failed.
 //
-// The traffic model is sidecar/gates/sim's (Profile, Healthy); the numbers
+// The traffic model is internal/sim/gatesim's (Profile, Healthy); the numbers
 // hold for it and are stated with it.
-package sim
+package analysissim
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/shadoweval/shadoweval/config"
-	gsim "github.com/shadoweval/shadoweval/sidecar/gates/sim"
+	"github.com/shadoweval/shadoweval/internal/sim/gatesim"
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -40,7 +40,7 @@ type Traffic struct {
 // every verdict read every 10 s, 5 minutes of live traffic first.
 var DefaultTraffic = Traffic{CanaryRate: 4, LiveRate: 16, GoldItems: 300, ReadEvery: 10 * time.Second, WarmUp: 5 * time.Minute}
 
-// Scenario is the canary's quality; live is always gsim.Healthy.
+// Scenario is the canary's quality; live is always gatesim.Healthy.
 type Scenario struct {
 	Name    string
 	Canary  Profile
@@ -56,11 +56,11 @@ const PassHorizon = 60 * time.Minute
 
 // Scenarios: a healthy canary and four worse ones.
 func Scenarios() []Scenario {
-	h := gsim.Healthy
+	h := gatesim.Healthy
 	return []Scenario{
 		{Name: "healthy", Canary: h, Horizon: PassHorizon},
-		{Name: "precision −5 pts", Canary: gsim.WorsePrecision(h, 0.05), Bad: true, Horizon: Horizon},
-		{Name: "precision −10 pts", Canary: gsim.WorsePrecision(h, 0.10), Bad: true, Horizon: Horizon},
+		{Name: "precision −5 pts", Canary: gatesim.WorsePrecision(h, 0.05), Bad: true, Horizon: Horizon},
+		{Name: "precision −10 pts", Canary: gatesim.WorsePrecision(h, 0.10), Bad: true, Horizon: Horizon},
 		{Name: "chr −5 pts", Canary: WorseCHR(h, 0.05), Bad: true, Horizon: Horizon},
 		{Name: "ΔS p90 +0.05", Canary: WorseDeltaSP90(h, 0.05), Bad: true, Horizon: Horizon},
 	}
@@ -90,11 +90,11 @@ func Judges(cfg config.Config) []Judge {
 
 // GateVariants are the shipped gates judged on point values and with
 // confidence 0.95 on every proportion gate.
-func GateVariants() []gsim.Variant {
+func GateVariants() []gatesim.Variant {
 	shipped := config.DefaultGates()
-	return []gsim.Variant{
-		{Name: "point", Gates: gsim.WithConfidence(shipped, 0)},
-		{Name: "confidence 0.95", Gates: gsim.WithConfidence(shipped, 0.95)},
+	return []gatesim.Variant{
+		{Name: "point", Gates: gatesim.WithConfidence(shipped, 0)},
+		{Name: "confidence 0.95", Gates: gatesim.WithConfidence(shipped, 0.95)},
 	}
 }
 
@@ -154,8 +154,8 @@ func healthyLevels(cfg config.Config) map[string]float64 {
 	const n = 100000
 	cu := window.NewCumulative(cfg.K, cfg.Lambda.MinRuns)
 	rng := rand.New(rand.NewPCG(1, 1))
-	g := gsim.NewGenerator(rng, gsim.Healthy, 300, len(cfg.K))
-	h := gsim.Healthy
+	g := gatesim.NewGenerator(rng, gatesim.Healthy, 300, len(cfg.K))
+	h := gatesim.Healthy
 	var o window.Observation
 	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s := cumSink{cu}
@@ -186,7 +186,7 @@ type env struct {
 
 	w            *window.Windows
 	feedWindows  bool
-	memo         *gsim.Memo
+	memo         *gatesim.Memo
 	canary, live *series
 	judges       []judge
 }
@@ -339,8 +339,8 @@ func Run(runs int, seed uint64, tr Traffic, sc Scenario, js []Judge, workers int
 func runOne(r int, seed uint64, tr Traffic, sc Scenario, js []Judge, res *Result) error {
 	cfg := config.Default()
 	rng := rand.New(rand.NewPCG(seed, uint64(r)))
-	live, canary := gsim.Healthy, sc.Canary
-	g := gsim.NewGenerator(rng, live, tr.GoldItems, len(cfg.K))
+	live, canary := gatesim.Healthy, sc.Canary
+	g := gatesim.NewGenerator(rng, live, tr.GoldItems, len(cfg.K))
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	e := &env{seed: seed<<20 ^ uint64(r), t0: t0, cand: "canary", canary: newSeries(cfg.Lambda.MinRuns), live: newSeries(cfg.Lambda.MinRuns)}
 	for _, j := range js {
@@ -349,7 +349,7 @@ func runOne(r int, seed uint64, tr Traffic, sc Scenario, js []Judge, res *Result
 			if err != nil {
 				return err
 			}
-			e.w, e.memo, e.feedWindows = w, gsim.NewMemo(w), true
+			e.w, e.memo, e.feedWindows = w, gatesim.NewMemo(w), true
 		}
 	}
 	for _, j := range js {

@@ -1,4 +1,4 @@
-package sim
+package analysissim
 
 import (
 	"errors"
@@ -11,9 +11,9 @@ import (
 	"github.com/shadoweval/shadoweval/wire"
 
 	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/internal/sim/gatesim"
 	"github.com/shadoweval/shadoweval/internal/sim/testbed"
 	"github.com/shadoweval/shadoweval/sidecar/checks"
-	gsim "github.com/shadoweval/shadoweval/sidecar/gates/sim"
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -147,7 +147,7 @@ func runReal(r int, seed uint64, tr RealTraffic, sc RealScenario, js []Judge, re
 			if err != nil {
 				return err
 			}
-			e.w, e.memo, e.feedWindows = w, gsim.NewMemo(w), true
+			e.w, e.memo, e.feedWindows = w, gatesim.NewMemo(w), true
 		}
 	}
 	for _, j := range js {

@@ -3,7 +3,7 @@ writes the input files of the golden cases in its directory.
 
 Inputs hold bytes that are hard to type (\v, \x1c, U+2028, invalid UTF-8),
 hence scripts. After running one, regenerate the expected outputs from the
-reference with:  go test ./sidecar/offline -run Golden -update
+reference with:  go test ./offline -run Golden -update
 A case can also have want.err (the error the port must return) and
 divergent (the reference accepts the input, the port refuses it on purpose).
 """
