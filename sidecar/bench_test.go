@@ -125,7 +125,7 @@ func applyEach(b *testing.B, a *App, msgs []benchMsg) (n int, cpu time.Duration)
 			ts = now.UTC().AppendFormat(ts[:0], gen.TSLayout)
 		}
 		copy(m.data[7:], ts)
-		a.handle(&stream.Message{Kind: wire.KindTrace, Subject: m.subject, Data: m.data, Received: now})
+		a.ingest.handle(&stream.Message{Kind: wire.KindTrace, Subject: m.subject, Data: m.data, Received: now})
 		n++
 	}
 	cpu = processCPU() - cpu0
@@ -208,7 +208,7 @@ func BenchmarkApplyParallel(b *testing.B) {
 				ts = now.UTC().AppendFormat(ts[:0], gen.TSLayout)
 			}
 			copy(m.data[7:], ts)
-			a.handle(&stream.Message{Kind: wire.KindTrace, Subject: m.subject, Data: m.data, Received: now, Worker: w})
+			a.ingest.handle(&stream.Message{Kind: wire.KindTrace, Subject: m.subject, Data: m.data, Received: now, Worker: w})
 			n++
 		}
 		total.Add(int64(n))

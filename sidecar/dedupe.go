@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/wire"
 )
 
@@ -51,6 +52,20 @@ func newDeduper(longest, res, maxLate time.Duration) *deduper {
 		seen:    make(map[uint64]uint64),
 		buckets: make(map[int64][]uint64),
 	}
+}
+
+// message applies the rule to a decoded, valid message of arm with event
+// time t: its key is eventID, else its Nats-Msg-Id header, else its
+// stream sequence; a core NATS message with neither id has none.
+func (d *deduper) message(m *stream.Message, arm, eventID string, t time.Time) dedupeResult {
+	id := eventID
+	if id == "" && m.Header != nil {
+		id = stream.MsgID(m.Header)
+	}
+	if id == "" && m.Seq == 0 {
+		return dedupeNew // nothing to go by
+	}
+	return d.check(m.Kind, arm, id, m.Seq, t, m.Received)
 }
 
 // check looks the key up and records it when new. seq is the stream

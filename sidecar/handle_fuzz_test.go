@@ -56,7 +56,7 @@ func FuzzHandle(f *testing.F) {
 		k := wire.Kind(kind % wire.NumKinds)
 		m := &stream.Message{Kind: k, Subject: "rag." + k.String() + "." + arm, Data: data}
 		total := sumOutcomes(a, now)
-		a.handle(m)
+		a.ingest.handle(m)
 		if k != wire.KindTrace {
 			return
 		}
@@ -69,7 +69,7 @@ func FuzzHandle(f *testing.F) {
 // sumOutcomes is every outcome counted over the 1h windows of every arm.
 func sumOutcomes(a *App, now time.Time) int64 {
 	arms := []string{vocab.Other}
-	for arm := range *a.arms.seen.Load() {
+	for arm := range *a.ingest.arms.seen.Load() {
 		arms = append(arms, arm)
 	}
 	var n int64

@@ -41,7 +41,7 @@ func TestEventLagHistogram(t *testing.T) {
 		`{"qid":"nope","ts":"2026-01-02T03:04:04Z"}`,                                                                        // unlabeled: not observed
 		`{"qid":"A1","ts":"2026-01-02T03:04:05.5Z"}`,                                                                        // ahead of the clock: 0
 	} {
-		a.handle(&stream.Message{Kind: wire.KindTrace, Subject: "rag.trace.live", Data: []byte(data)})
+		a.ingest.handle(&stream.Message{Kind: wire.KindTrace, Subject: "rag.trace.live", Data: []byte(data)})
 	}
 	mfs, err := reg.Gather()
 	if err != nil {

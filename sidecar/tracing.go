@@ -37,8 +37,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -112,9 +110,9 @@ type eventTracer struct {
 // newEventTracer sets tracing up from opt: opt.TracerProvider as given,
 // else a provider of our own when an OTLP endpoint is configured (or a
 // test span processor is set), else off.
-func newEventTracer(opt Options, log *slog.Logger) (eventTracer, error) {
+func newEventTracer(opt Options, log *slog.Logger) (*eventTracer, error) {
 	cfg := opt.Config
-	t := eventTracer{tracer: noop.NewTracerProvider().Tracer(tracerName), ks: cfg.K}
+	t := &eventTracer{tracer: noop.NewTracerProvider().Tracer(tracerName), ks: cfg.K}
 	if tp := opt.TracerProvider; tp != nil {
 		if _, isNoop := tp.(noop.TracerProvider); isNoop {
 			return t, nil
@@ -218,26 +216,13 @@ func (t *eventTracer) stop(ctx context.Context) error {
 	return err
 }
 
-// scored records the span of an event that reached the windows' gate:
-// out is Scored, Late or Unlabeled; o is its observation (nil when
-// unlabeled). m is nil for an event that no message delivered (a retrieval
-// half given up by the joiner): it gets no span.
-func (t *eventTracer) scored(m *stream.Message, e *wire.TraceEvent, o *window.Observation, out vocab.Outcome) {
-	if !t.on || m == nil {
-		return
-	}
-	t.record(m, e.Arm, e, o, out, "")
-}
-
-// rejected records the span of a rejected message.
-func (t *eventTracer) rejected(m *stream.Message, arm, reason string) {
+// span records the span of message m, which ended as end says: scored,
+// late or unlabeled (a trace event that reached the gold join), or
+// rejected.
+func (t *eventTracer) span(m *stream.Message, end *ending) {
 	if !t.on {
 		return
 	}
-	t.record(m, arm, nil, nil, vocab.Rejected, reason)
-}
-
-func (t *eventTracer) record(m *stream.Message, arm string, e *wire.TraceEvent, o *window.Observation, out vocab.Outcome, reason string) {
 	ctx := context.Background()
 	if len(m.Header) > 0 {
 		ctx = propagation.TraceContext{}.Extract(ctx, headerCarrier(m.Header))
@@ -254,32 +239,32 @@ func (t *eventTracer) record(m *stream.Message, arm string, e *wire.TraceEvent, 
 		attrMessagingOpType.String("process"),
 		attrMessagingBodySize.Int(len(m.Data)),
 		AttrKind.String(m.Kind.String()),
-		AttrArm.String(bounded(arm)),
-		AttrOutcome.String(out.String()),
+		AttrArm.String(bounded(end.arm)),
+		AttrOutcome.String(end.out.String()),
 	)
 	if id := stream.MsgID(m.Header); id != "" {
 		attrs = append(attrs, attrMessagingMsgID.String(bounded(id)))
-	} else if e != nil && e.EventID != "" {
-		attrs = append(attrs, attrMessagingMsgID.String(bounded(e.EventID)))
+	} else if end.eventID != "" {
+		attrs = append(attrs, attrMessagingMsgID.String(bounded(end.eventID)))
 	}
-	if e != nil {
-		attrs = append(attrs, AttrQID.String(bounded(e.QID)))
-		if e.RequestID != "" {
-			attrs = append(attrs, AttrRequestID.String(bounded(e.RequestID)))
+	if end.traced {
+		attrs = append(attrs, AttrQID.String(bounded(end.qid)))
+		if end.requestID != "" {
+			attrs = append(attrs, AttrRequestID.String(bounded(end.requestID)))
 		}
 	}
-	if o != nil {
+	if o := end.obs; o != nil {
 		attrs = append(attrs, AttrContentType.String(bounded(cmp.Or(o.Type, vocab.DefaultType))))
 	}
-	if reason != "" {
+	if end.out == vocab.Rejected {
 		// The reason only: a decoder's detail may quote the payload, which
 		// is not logged unless log.payloads is set.
-		attrs = append(attrs, AttrReason.String(reason), attrErrorType.String(reason))
-		span.SetStatus(codes.Error, reason)
+		attrs = append(attrs, AttrReason.String(end.reason), attrErrorType.String(end.reason))
+		span.SetStatus(codes.Error, end.reason)
 	}
 	span.SetAttributes(attrs...)
-	if o != nil {
-		addEvaluations(span, o, t.ks)
+	if end.obs != nil {
+		addEvaluations(span, end.obs, t.ks)
 	}
 }
 
