@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -160,43 +161,24 @@ func (p *printer) noData(label, arm string) {
 }
 
 // failing reports whether metric name of rep is on the failing side of
-// the threshold of one of the configured gates that judge rep's arm (the
-// compare_to gates against live). It is a colour hint: the window and
-// min_samples of the gate are not looked at.
+// one of the configured gates that judge rep's arm (the compare_to gates
+// against live), by the values the table shows: a colour hint, with no
+// window, min_samples or interval (gates.PointFails).
 func (p *printer) failing(name string, rep, live *sidecar.WindowReport) bool {
-	v, _, ok := metricOf(rep, name)
-	if !ok {
-		return false
+	value := func(arm string) (float64, bool) {
+		r := rep
+		if arm != rep.Arm {
+			if live == nil || arm != live.Arm {
+				return 0, false
+			}
+			r = live
+		}
+		v, _, ok := metricOf(r, name)
+		return v, ok
 	}
-	for _, g := range p.gates {
-		if g.Metric != name || (len(g.Arms) > 0 && !slices.Contains(g.Arms, rep.Arm)) {
-			continue
-		}
-		x := v
-		if g.CompareTo != "" {
-			if live == nil || g.CompareTo != live.Arm || rep.Arm == live.Arm {
-				continue
-			}
-			l, _, ok := metricOf(live, name)
-			if !ok {
-				continue
-			}
-			x = v - l
-		}
-		var pass bool
-		switch g.Op {
-		case ">=":
-			pass = x >= g.Threshold
-		case ">":
-			pass = x > g.Threshold
-		case "<=":
-			pass = x <= g.Threshold
-		case "<":
-			pass = x < g.Threshold
-		default:
-			pass = true
-		}
-		if !pass {
+	for i := range p.gates {
+		g := &p.gates[i]
+		if g.Metric == name && (len(g.Arms) == 0 || slices.Contains(g.Arms, rep.Arm)) && gates.PointFails(g, rep.Arm, value) {
 			return true
 		}
 	}
@@ -280,12 +262,8 @@ func (p *printer) transition(at time.Duration, tr gates.Transition) {
 	if tr.Value != nil {
 		value = strconv.FormatFloat(*tr.Value, 'f', 3, 64)
 	}
-	metric := tr.Metric
-	if tr.CompareTo != "" {
-		metric += " vs " + tr.CompareTo
-	}
 	p.printf("%6s  %s gate %s on %s: %s = %s, wants %s %s (%d samples)\n", formatElapsed(at), p.paint(code, "■ "+tr.State.String()),
-		tr.Gate, tr.Arm, metric, value, tr.Op, strconv.FormatFloat(tr.Threshold, 'f', 2, 64), tr.Samples)
+		tr.Gate, tr.Arm, cmp.Or(tr.Subject, tr.Metric), value, tr.Op, strconv.FormatFloat(tr.Threshold, 'f', 2, 64), tr.Samples)
 }
 
 // analysisStarted prints the analysis as started, in the form of verdict.
@@ -366,27 +344,29 @@ func undecided(r analysis.Result) []string {
 	return u
 }
 
-// checkSpan says where a comparison check's interval lies against its
-// tolerance: "precision arm − baseline in [−0.210, −0.120], entirely below
-// −0.02".
+// checkSpan says where a relative check's interval lies against its
+// limit: "precision arm − baseline in [−0.210, −0.120], entirely below
+// −0.02"; of any other check, its reason.
 func checkSpan(c *analysis.CheckResult) string {
-	if c.Interval == nil {
+	p := c.Presentation()
+	switch {
+	case c.Interval == nil:
 		return c.Name + ": " + c.Reason
-	}
-	if c.Kind == analysis.KindAbsolute {
+	case !p.Relative:
 		return c.Name + " " + c.Reason
 	}
-	t := strconv.FormatFloat(c.Tolerance, 'f', -1, 64)
-	where := "entirely below −" + t
-	if c.LowerIsBetter {
-		where = "entirely above +" + t
+	tol := math.Abs(p.Limit)
+	t := strconv.FormatFloat(tol, 'f', -1, 64)
+	where := "entirely above +" + t
+	if p.FailsBelow() {
+		where = "entirely below −" + t
 	}
 	if c.Verdict != analysis.Fail {
 		where = "against ±" + t
 	}
 	b := func(v float64) string {
 		// a fourth decimal where three would round onto the tolerance
-		if math.Abs(math.Abs(v)-c.Tolerance) < 0.0005 {
+		if math.Abs(math.Abs(v)-tol) < 0.0005 {
 			return strings.Replace(strconv.FormatFloat(v, 'f', 4, 64), "-", "−", 1)
 		}
 		return signed(v)

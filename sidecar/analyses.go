@@ -247,17 +247,6 @@ func newAnalysisCollector(m *analysis.Manager) *analysisCollector {
 	}
 }
 
-// checkLimit is the line c's interval is judged against (see its Desc).
-func checkLimit(c analysis.CheckResult) float64 {
-	switch {
-	case c.Threshold != nil:
-		return *c.Threshold
-	case c.LowerIsBetter:
-		return c.Tolerance
-	}
-	return -c.Tolerance
-}
-
 func (c *analysisCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.active, c.verdict, c.estimate, c.low, c.upp, c.limit} {
 		ch <- d
@@ -280,7 +269,7 @@ func (c *analysisCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.verdict, prometheus.GaugeValue, val, r.Analysis, r.Arm, r.Baseline, string(v))
 		}
 		for _, ck := range r.Checks {
-			ch <- prometheus.MustNewConstMetric(c.limit, prometheus.GaugeValue, checkLimit(ck), r.Analysis, ck.Name, ck.Metric)
+			ch <- prometheus.MustNewConstMetric(c.limit, prometheus.GaugeValue, ck.Presentation().Limit, r.Analysis, ck.Name, ck.Metric)
 			if ck.Estimate == nil || ck.Interval == nil {
 				continue
 			}

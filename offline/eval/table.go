@@ -104,24 +104,20 @@ func (r *Report) Table() []byte {
 		row(&b, []string{"check", "estimate", "interval", "limit", "samples", "paired questions", "verdict", "note"})
 		row(&b, []string{"---", "---:", "---", "---", "---:", "---:", "---", "---"})
 		for _, c := range a.Checks {
+			p := c.Presentation()
 			est, iv := "—", "—"
 			if c.Estimate != nil {
 				est = signed(*c.Estimate)
-				if c.Kind == analysis.KindAbsolute {
+				if !p.Relative {
 					est = strconv.FormatFloat(*c.Estimate, 'f', 4, 64)
 				}
 			}
 			if c.Interval != nil {
 				iv = "[" + signed(c.Interval[0]) + ", " + signed(c.Interval[1]) + "]"
 			}
-			limit := ""
-			switch {
-			case c.Kind == analysis.KindAbsolute && c.Threshold != nil:
-				limit = escape(c.Op) + " " + strconv.FormatFloat(*c.Threshold, 'f', -1, 64)
-			case c.LowerIsBetter:
-				limit = "Δ ≤ +" + strconv.FormatFloat(c.Tolerance, 'f', -1, 64)
-			default:
-				limit = "Δ ≥ -" + strconv.FormatFloat(c.Tolerance, 'f', -1, 64)
+			limit := escape(p.Op) + " " + strconv.FormatFloat(p.Limit, 'f', -1, 64)
+			if p.Relative {
+				limit = "Δ " + strings.NewReplacer(">=", "≥", "<=", "≤").Replace(p.Op) + " " + plusMinus(p.Limit)
 			}
 			note := ""
 			if c.Interval == nil || c.Verdict == analysis.Inconclusive && !strings.Contains(c.Reason, "straddles") {
@@ -210,3 +206,12 @@ func code(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" 
 
 // escape keeps a cell's text from ending the cell.
 func escape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// plusMinus writes v the shortest way, with its sign: "+0.02", "-0.02".
+func plusMinus(v float64) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if v >= 0 {
+		return "+" + s
+	}
+	return s
+}

@@ -77,3 +77,13 @@ func (absolute) decide(c config.AnalysisCheck, _ bool, iv confseq.Interval) (Ver
 	}
 	return Inconclusive, span(iv) + " straddles " + fmt4(t)
 }
+
+// present: the arm's value against the threshold, passing on the op's
+// side.
+func (absolute) present(r CheckResult) Presentation {
+	p := Presentation{Op: r.Op}
+	if r.Threshold != nil {
+		p.Limit = *r.Threshold
+	}
+	return p
+}

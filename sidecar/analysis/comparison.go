@@ -144,3 +144,12 @@ func (comparison) decide(c config.AnalysisCheck, lowerBetter bool, iv confseq.In
 	}
 	return Inconclusive, d + ", straddles −" + fmt4(t)
 }
+
+// present: arm − baseline against the tolerance on the metric's failing
+// side.
+func (comparison) present(r CheckResult) Presentation {
+	if r.LowerIsBetter {
+		return Presentation{Relative: true, Limit: r.Tolerance, Op: "<="}
+	}
+	return Presentation{Relative: true, Limit: -r.Tolerance, Op: ">="}
+}

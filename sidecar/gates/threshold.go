@@ -29,6 +29,12 @@ func (threshold) judge(g *config.Gate, metric window.Kind, _ string, v window.Va
 
 func (threshold) skips(*config.Gate, string) bool { return false }
 
+func (threshold) subject(g *config.Gate, _ string) string { return g.Metric }
+
+func (threshold) point(_ *config.Gate, arm string, value func(string) (float64, bool)) (float64, bool) {
+	return value(arm)
+}
+
 // promQL: the arm's value on the failing side, where it has min_samples.
 func (threshold) promQL(g *config.Gate, fail string) PromQL {
 	arms := armMatcher(g.Arms, "")
