@@ -268,39 +268,22 @@ func (t *eventTracer) span(m *stream.Message, end *ending) {
 	}
 }
 
-// addEvaluations adds one gen_ai.evaluation.result event per check of
-// SPEC §3 that o answers: the refusal, containment, citation hit, anchor
-// distance and cited ΔS checks, and one per traced per-event proportion of
-// the registry (window.Metric.Traced) whose denominator o is in, as the
-// windows count it, named after the metric. A metric over the triage labels
-// gives one event, labelled with o's label.
+// addEvaluations adds one gen_ai.evaluation.result event per per-event
+// check that o answers (checks.Evaluations), and one per traced per-event
+// proportion of the registry (window.Metric.Traced) whose denominator o is
+// in, as the windows count it, named after the metric. A metric over the
+// triage labels gives one event, labelled with o's label.
 func addEvaluations(span trace.Span, o *window.Observation, ks []int) {
-	if o.HasAnswer {
-		refusal := evalBool("refusal", !o.Shipped, "refused", "shipped")
-		switch {
-		case !o.Shipped && o.Answerable:
-			refusal = append(refusal, AttrEvalExplanation.String("over-refusal: the gold item is answerable"))
-		case o.Shipped && !o.Answerable:
-			refusal = append(refusal, AttrEvalExplanation.String("under-refusal: the gold item is not answerable"))
+	checks.Evaluations(o, func(ev checks.Evaluation) {
+		attrs := []attribute.KeyValue{AttrEvalName.String(ev.Name), AttrEvalScoreValue.Float64(ev.Score)}
+		if ev.Label != "" {
+			attrs = append(attrs, AttrEvalScoreLabel.String(ev.Label))
 		}
-		evalEvent(span, refusal)
-		evalEvent(span, evalBool("containment", o.Contained, "pass", "fail"))
-		evalEvent(span, evalBool("citation_hit", o.Hit, "pass", "fail"))
-		if o.HasAnchorDistance {
-			evalEvent(span, []attribute.KeyValue{
-				AttrEvalName.String("anchor_proximity"),
-				AttrEvalScoreValue.Float64(float64(o.AnchorDistance)),
-				AttrEvalExplanation.String("tree distance from the first citation's section to anchor_section"),
-			})
+		if ev.Explanation != "" {
+			attrs = append(attrs, AttrEvalExplanation.String(ev.Explanation))
 		}
-		if o.Shipped && o.HasDeltaSCited {
-			evalEvent(span, []attribute.KeyValue{
-				AttrEvalName.String("delta_s_cited"),
-				AttrEvalScoreValue.Float64(o.DeltaSCited),
-				AttrEvalScoreLabel.String(checks.ZoneOf(o.DeltaSCited).String()),
-			})
-		}
-	}
+		evalEvent(span, attrs)
+	})
 	counts := window.NewEventCounts(ks)
 	counts.Add(o)
 	for p := range counts.Proportions() {
@@ -315,35 +298,12 @@ func addEvaluations(span trace.Span, o *window.Observation, ks []int) {
 			}
 		default:
 			attrs := evalBool(p.Name, p.Num > 0, "pass", "fail")
-			if explain := evalExplanations[p.Name]; explain != nil {
-				if why := explain(o); why != "" {
-					attrs = append(attrs, AttrEvalExplanation.String(why))
-				}
+			if why := checks.Explain(p.Name, o); why != "" {
+				attrs = append(attrs, AttrEvalExplanation.String(why))
 			}
 			evalEvent(span, attrs)
 		}
 	}
-}
-
-// evalExplanations say why an observation fails a metric, where that is
-// worth a word.
-var evalExplanations = map[string]func(*window.Observation) string{
-	"precision": precisionMiss,
-}
-
-// precisionMiss says why a shipped answer does not count for precision.
-func precisionMiss(o *window.Observation) string {
-	switch {
-	case !o.Answerable:
-		return "the gold item is not answerable"
-	case !o.Contained && !o.Hit:
-		return "no gold substring in the claim and no gold citation"
-	case !o.Contained:
-		return "no gold substring in the claim"
-	case !o.Hit:
-		return "the citations miss the gold set or the retrieved ids"
-	}
-	return ""
 }
 
 func evalBool(name string, ok bool, yes, no string) []attribute.KeyValue {

@@ -1,6 +1,10 @@
 package checks
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/shadoweval/shadoweval/window"
+)
 
 // UnderSection reports whether section is anchor or lies under it on dot
 // paths, component-wise: S.4.2.1 is under S.4.2, S.4.20 is not. An empty
@@ -29,6 +33,42 @@ func Covered(citations, gold []string, anchor string, sectionOf func(id string) 
 		}
 	}
 	return false
+}
+
+func init() {
+	answerChecks = append(answerChecks, citationAccuracy)
+	evaluations = append(evaluations, anchorEvaluation)
+}
+
+// anchorEvaluation: the tree distance from the first citation's section to
+// the gold anchor_section, when there are both.
+func anchorEvaluation(o *window.Observation) (Evaluation, bool) {
+	return Evaluation{Name: "anchor_proximity", Score: float64(o.AnchorDistance),
+		Explanation: "tree distance from the first citation's section to anchor_section"}, o.HasAnswer && o.HasAnchorDistance
+}
+
+// citationAccuracy counts an answer for citation_accuracy: eligible when
+// its gold item has relevant_offsets, accurate when its first citation's
+// offsets (citation_offsets, else its topk item's) are within the
+// tolerance of the gold offsets (CitationAccurate).
+func citationAccuracy(a *answer, o *window.Observation) {
+	g := &a.gold.Gold
+	if len(g.RelevantOffsets) == 0 {
+		return
+	}
+	o.Counters.Set(window.CountCitationAccEligible)
+	off, haveOff := a.e.Answer.CitationOffsets[a.first]
+	if !haveOff {
+		for i := range a.e.TopK {
+			if a.e.TopK[i].ID == a.first && a.e.TopK[i].Offsets != nil {
+				off, haveOff = *a.e.TopK[i].Offsets, true
+				break
+			}
+		}
+	}
+	if CitationAccurate(a.first, off, haveOff, a.gold.citations, g.RelevantOffsets, a.opt.Tolerance) {
+		o.Counters.Set(window.CountCitationAccurate)
+	}
 }
 
 // CitationAccurate reports whether the first citation is a gold id and its

@@ -6,8 +6,17 @@ import (
 	"math"
 	"slices"
 
+	"github.com/shadoweval/shadoweval/window"
 	"github.com/shadoweval/shadoweval/wire"
 )
+
+func init() { evaluations = append(evaluations, citedDeltaSEvaluation) }
+
+// citedDeltaSEvaluation: a shipped answer's cited ΔS and its zone.
+func citedDeltaSEvaluation(o *window.Observation) (Evaluation, bool) {
+	return Evaluation{Name: "delta_s_cited", Score: o.DeltaSCited, Label: ZoneOf(o.DeltaSCited).String()},
+		o.HasAnswer && o.Shipped && o.HasDeltaSCited
+}
 
 // ErrVectorLength is returned by DeltaS for vectors of different lengths.
 var ErrVectorLength = errors.New("delta_s: vectors differ in length")

@@ -121,19 +121,6 @@ func Evaluate(e *wire.TraceEvent, item *Gold, hasAnswer bool, opt Options, o *wi
 			o.Covered = Covered(cited, gold, g.AnchorSection, sectionOf)
 		}
 	}
-	if len(g.RelevantOffsets) > 0 {
-		o.CitationAccEligible = true
-		off, haveOff := e.Answer.CitationOffsets[first]
-		if !haveOff {
-			for i := range e.TopK {
-				if e.TopK[i].ID == first && e.TopK[i].Offsets != nil {
-					off, haveOff = *e.TopK[i].Offsets, true
-					break
-				}
-			}
-		}
-		o.CitationAccurate = CitationAccurate(first, off, haveOff, gold, g.RelevantOffsets, opt.Tolerance)
-	}
 	if sec, ok := sectionOf(first); ok && g.AnchorSection != "" {
 		o.HasAnchorDistance, o.AnchorDistance = true, AnchorDistance(sec, g.AnchorSection)
 	}
@@ -144,5 +131,24 @@ func Evaluate(e *wire.TraceEvent, item *Gold, hasAnswer bool, opt Options, o *wi
 	}
 	o.Lambda = window.LambdaRun{State: state, Refused: !o.Shipped, Cited: window.CitedSetHash(cited)}
 	o.Triage = triageIndex(e, claim, cited, o.Shipped)
+	a := answer{e: e, gold: item, opt: opt, first: first}
+	for _, check := range answerChecks {
+		check(&a, o)
+	}
 	return nil
+}
+
+// answerChecks decide the per-event counters of window's registry that no
+// field of window.Observation implies (Observation.Counters). A metric
+// counted per answer is a row of the registry and one of these, which adds
+// itself here from the file of its check (in its init); Evaluate runs
+// every one on each answer, after the observation's fields are set.
+var answerChecks []func(a *answer, o *window.Observation)
+
+// answer is what an answer check reads of one answer.
+type answer struct {
+	e     *wire.TraceEvent
+	gold  *Gold
+	opt   Options
+	first string // the first citation; "" when the answer cites nothing
 }

@@ -8,15 +8,19 @@ import (
 )
 
 // Kayenta and Flagger read metrics as Prometheus would serve them: one
-// value per arm per minute. series keeps them, computed with the formulas
-// of SPEC §4 (window.computeMetrics) over each minute's events.
+// value per arm per minute. series keeps them, counted as the windows
+// count them: the per-event proportions by window.EventCounts and their
+// registry rows, the cited ΔS quantiles at their rows' q (over the exact
+// values, interpolated as the windows interpolate), agreement and κ by
+// window.Agreement.
 //
 // λ groups are cut as window.Cumulative cuts them (each qid's runs in
 // arrival order, groups of minRuns) and counted in the minute they
 // complete: a canary qid gets a run every ~75 s, so groups of one minute's
 // runs would hardly ever complete.
 
-// seriesMetrics are the metrics series computes, in this order.
+// seriesMetrics are the metrics series computes, in this order: those the
+// Kayenta and Flagger configurations of the simulations read.
 var seriesMetrics = []string{
 	"precision", "chr", "over_refusal", "under_refusal", "recall_at_5", "coverage",
 	"citation_accuracy", "lambda_convergence", "delta_s_median", "delta_s_p90", "agreement", "kappa",
@@ -26,17 +30,17 @@ func seriesIndex(metric string) int { return slices.Index(seriesMetrics, metric)
 
 // bin is one arm's events of one minute.
 type bin struct {
-	ship, precNum, chrNum, shipUnans, unans, refAnsw, answ int64
-	retA, recall5, covElig, covered, accElig, accurate     int64
-	lamComplete, lamConv                                   int64
-	ds                                                     []float64
-	pairs                                                  [4][4]int64
+	counts               *window.EventCounts
+	lamComplete, lamConv int64
+	ds                   []float64
+	pairs                [4][4]int64
 }
 
 type lamGroup struct{ runs, notArrow int }
 
 // series is one arm's per-minute values.
 type series struct {
+	ks      []int
 	minRuns int
 	cur     bin
 	open    map[uint32]*lamGroup
@@ -44,50 +48,18 @@ type series struct {
 	values [][]float64
 }
 
-func newSeries(minRuns int) *series {
-	return &series{minRuns: minRuns, open: map[uint32]*lamGroup{}}
+func newSeries(ks []int, minRuns int) *series {
+	return &series{ks: ks, minRuns: minRuns, cur: bin{counts: window.NewEventCounts(ks)}, open: map[uint32]*lamGroup{}}
 }
 
 func (s *series) observe(o *window.Observation) {
 	b := &s.cur
-	if o.Answerable {
-		b.answ++
-	} else {
-		b.unans++
+	b.counts.Add(o)
+	if o.HasAnswer && o.Shipped && o.HasDeltaSCited {
+		b.ds = append(b.ds, o.DeltaSCited)
 	}
-	if o.Shipped {
-		b.ship++
-		if !o.Answerable {
-			b.shipUnans++
-		} else if o.Hit {
-			b.chrNum++
-			if o.Contained {
-				b.precNum++
-			}
-		}
-		if o.HasDeltaSCited {
-			b.ds = append(b.ds, o.DeltaSCited)
-		}
-	} else if o.Answerable {
-		b.refAnsw++
-	}
-	if o.Answerable {
-		b.retA++
-		if o.RecallStrict&(1<<2) != 0 {
-			b.recall5++
-		}
-	}
-	if o.CoverageEligible {
-		b.covElig++
-		if o.Covered {
-			b.covered++
-		}
-	}
-	if o.CitationAccEligible {
-		b.accElig++
-		if o.CitationAccurate {
-			b.accurate++
-		}
+	if !o.HasAnswer && o.Lambda.State == window.LambdaNone {
+		return // no λ run, as the windows count runs
 	}
 	// Every generated run carries a λ state, so a group is convergent when
 	// all its runs are → (lamSum.eval's rule for fully stated groups).
@@ -118,33 +90,35 @@ func (s *series) pair(p *window.PairObservation) {
 func (s *series) close() {
 	b := &s.cur
 	nan := math.NaN()
-	prop := func(num, den int64, empty float64) float64 {
-		if den == 0 {
-			return empty
-		}
-		return float64(num) / float64(den)
-	}
 	v := make([]float64, len(seriesMetrics))
-	v[0] = prop(b.precNum, b.ship, 1)
-	v[1] = prop(b.chrNum, b.ship, 1)
-	v[2] = prop(b.refAnsw, b.answ, 0)
-	v[3] = prop(b.shipUnans, b.unans, 0)
-	v[4] = prop(b.recall5, b.retA, 0)
-	v[5] = prop(b.covered, b.covElig, nan)
-	v[6] = prop(b.accurate, b.accElig, nan)
-	v[7] = prop(b.lamConv, b.lamComplete, nan)
-	v[8], v[9] = nan, nan
+	for i := range v {
+		v[i] = nan
+	}
+	set := func(name string, val window.Value) {
+		if i := seriesIndex(name); i >= 0 && val.Valid {
+			v[i] = val.Value
+		}
+	}
+	for p := range b.counts.Proportions() {
+		set(p.Name, p.Value())
+	}
+	if b.lamComplete > 0 {
+		set("lambda_convergence", window.Value{Value: float64(b.lamConv) / float64(b.lamComplete), Valid: true})
+	}
 	if len(b.ds) > 0 {
 		slices.Sort(b.ds)
-		v[8], v[9] = interp(b.ds, 0.5), interp(b.ds, 0.9)
+		for _, name := range seriesMetrics {
+			if m, ok := window.Lookup(name); ok && m.Row.Sketch() == window.CitedDeltaS {
+				set(name, window.Value{Value: interp(b.ds, m.Row.Q()), Valid: true})
+			}
+		}
 	}
-	v[10], v[11] = nan, nan
 	if ag := window.Agreement(b.pairs); ag.N > 0 {
-		v[10], v[11] = ag.PercentAgreement, ag.Kappa
+		set("agreement", window.Value{Value: ag.PercentAgreement, Valid: true})
+		set("kappa", window.Value{Value: ag.Kappa, Valid: true})
 	}
 	s.values = append(s.values, v)
-	ds := b.ds[:0]
-	*b = bin{ds: ds}
+	*b = bin{counts: window.NewEventCounts(s.ks), ds: b.ds[:0]}
 }
 
 // interp is the q-quantile of sorted xs, linearly interpolated as the

@@ -140,7 +140,7 @@ func runReal(r int, seed uint64, tr RealTraffic, sc RealScenario, js []Judge, re
 	if err != nil {
 		return err
 	}
-	e := &env{seed: runSeed, t0: t0, cand: sc.Candidate, canary: newSeries(cfg.Lambda.MinRuns), live: newSeries(cfg.Lambda.MinRuns)}
+	e := &env{seed: runSeed, t0: t0, cand: sc.Candidate, canary: newSeries(cfg.K, cfg.Lambda.MinRuns), live: newSeries(cfg.K, cfg.Lambda.MinRuns)}
 	for _, j := range js {
 		if j.gates && e.w == nil {
 			w, err := window.New(window.Config{Windows: []window.Spec{gateWindow}, Ks: cfg.K, LambdaMinRuns: cfg.Lambda.MinRuns})

@@ -342,7 +342,7 @@ func runOne(r int, seed uint64, tr Traffic, sc Scenario, js []Judge, res *Result
 	live, canary := gatesim.Healthy, sc.Canary
 	g := gatesim.NewGenerator(rng, live, tr.GoldItems, len(cfg.K))
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	e := &env{seed: seed<<20 ^ uint64(r), t0: t0, cand: "canary", canary: newSeries(cfg.Lambda.MinRuns), live: newSeries(cfg.Lambda.MinRuns)}
+	e := &env{seed: seed<<20 ^ uint64(r), t0: t0, cand: "canary", canary: newSeries(cfg.K, cfg.Lambda.MinRuns), live: newSeries(cfg.K, cfg.Lambda.MinRuns)}
 	for _, j := range js {
 		if j.gates && e.w == nil {
 			w, err := window.New(window.Config{Windows: []window.Spec{gateWindow}, Ks: cfg.K, LambdaMinRuns: cfg.Lambda.MinRuns})

@@ -176,7 +176,7 @@ func TestSeriesMatchesCumulative(t *testing.T) {
 	h := gatesim.Healthy
 	g := gatesim.NewGenerator(rng, h, 300, len(cfg.K))
 	cu := window.NewCumulative(cfg.K, cfg.Lambda.MinRuns)
-	s := newSeries(cfg.Lambda.MinRuns)
+	s := newSeries(cfg.K, cfg.Lambda.MinRuns)
 	both := bothSink{cu, s}
 	var o window.Observation
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -306,7 +306,7 @@ func TestKayentaScore(t *testing.T) {
 }
 
 func TestFlagger(t *testing.T) {
-	e := &env{canary: newSeries(3), live: newSeries(3)}
+	e := &env{canary: newSeries(config.Default().K, 3), live: newSeries(config.Default().K, 3)}
 	prec := seriesIndex("precision")
 	f := FlaggerJudge("f", func(c, _ []float64) bool { return c[prec] >= 0.8 }, 5, 10)
 	j, _ := f.make(e)

@@ -144,8 +144,10 @@ func (g *Generator) Draw(arm string, p *Profile, t time.Time, o *window.Observat
 		o.CoverageEligible = true
 		o.Covered = o.Shipped && rng.Float64() < p.Coverage/(1-p.OverRefusal)
 		if g.gold.offsets[i] {
-			o.CitationAccEligible = true
-			o.CitationAccurate = rng.Float64() < p.CitationAcc
+			o.Counters.Set(window.CountCitationAccEligible)
+			if rng.Float64() < p.CitationAcc {
+				o.Counters.Set(window.CountCitationAccurate)
+			}
 		}
 		if o.Shipped {
 			o.Hit = rng.Float64() < p.CHR
