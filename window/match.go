@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/shadoweval/shadoweval/vocab"
 )
@@ -207,6 +206,11 @@ func (m *Matches) Add(o *Matches, sign int64) {
 			delete(m.Cited, v)
 		}
 	}
+	m.addTables(o, sign)
+}
+
+// addTables adds sign × o's fixed-size counts to m: all but the visits.
+func (m *Matches) addTables(o *Matches, sign int64) {
 	m.Lambda[0].add(&o.Lambda[0], sign)
 	m.Lambda[1].add(&o.Lambda[1], sign)
 	for a := range m.Judged {
@@ -218,6 +222,13 @@ func (m *Matches) Add(o *Matches, sign int64) {
 	m.ByQID += sign * o.ByQID
 	m.JudgedByRequest += sign * o.JudgedByRequest
 	m.JudgedByQID += sign * o.JudgedByQID
+}
+
+// tables is a copy of m's fixed-size counts, without the visits.
+func (m *Matches) tables() *Matches {
+	c := *m
+	c.Visits, c.Cited = nil, nil
+	return &c
 }
 
 func (m *Matches) clone() *Matches {
@@ -645,6 +656,12 @@ type Matcher struct {
 	groups  map[uint64]*pairedGroup
 	tot     *Matches
 	views   []*Matched
+	// closed holds the visits closed since the view that folded least
+	// recently last did (journal[0] is the closed[base]-th visit ever):
+	// a view folds the visits it has not seen from here, so a read costs
+	// what came since the last one, not all the visits so far.
+	journal []closedVisit
+	base    int
 	// Every view takes a pair whose events all lie in [lo, hi).
 	lo, hi int64
 	// Visits still open, by qid key and in the order they opened.
@@ -655,6 +672,33 @@ type Matcher struct {
 	// first is the earliest start of the views: events before it reach
 	// no view, and are not offered to be paired.
 	first int64
+}
+
+// closedVisit is what a closed visit counted: its summary per paired
+// series (0: none) and its cited pairs.
+type closedVisit struct {
+	sums  []VisitSummary
+	cited CitedVisit
+}
+
+func (c *closedVisit) addTo(m *Matches, sign int64) {
+	for i, s := range c.sums {
+		if s == 0 {
+			continue
+		}
+		if n := m.Visits[i][s] + sign; n != 0 {
+			m.Visits[i][s] = n
+		} else {
+			delete(m.Visits[i], s)
+		}
+	}
+	if c.cited != "" {
+		if n := m.Cited[c.cited] + sign; n != 0 {
+			m.Cited[c.cited] = n
+		} else {
+			delete(m.Cited, c.cited)
+		}
+	}
 }
 
 // openVisit is a visit still taking pairs.
@@ -830,15 +874,19 @@ func (v *openVisit) add(cells []pairedCell, c, b *matchEvent) {
 	v.lo, v.hi = min(v.lo, c.t, b.t), max(v.hi, c.t, b.t)
 }
 
-// citedKey is the visit's CitedVisit: its pairs sorted.
+// citedKey is the visit's CitedVisit: its pairs sorted (in place, by
+// insertion: a visit has a few).
 func (v *openVisit) citedKey() CitedVisit {
-	n := len(v.cited) / 4
-	pairs := make([]string, n)
-	for i := range n {
-		pairs[i] = string(v.cited[4*i : 4*i+4])
+	c := v.cited
+	for i := 4; i < len(c); i += 4 {
+		for j := i; j > 0 && string(c[j-4:j]) > string(c[j:j+4]); j -= 4 {
+			var tmp [4]byte
+			copy(tmp[:], c[j-4:j])
+			copy(c[j-4:j], c[j:j+4])
+			copy(c[j:j+4], tmp[:])
+		}
 	}
-	slices.Sort(pairs)
-	return CitedVisit(strings.Join(pairs, ""))
+	return CitedVisit(c)
 }
 
 // closeVisit counts a visit's summaries, once.
@@ -850,27 +898,39 @@ func (mt *Matcher) closeVisit(v *openVisit) {
 	if mt.visits[v.key] == v {
 		delete(mt.visits, v.key)
 	}
-	var cited CitedVisit
+	c := closedVisit{sums: make([]VisitSummary, len(v.acc))}
 	if len(v.cited) > 0 {
-		cited = v.citedKey()
+		c.cited = v.citedKey()
 	}
-	add := func(m *Matches) {
-		for i := range v.acc {
-			if v.acc[i][1] != 0 || v.acc[i][3] != 0 {
-				m.Visits[i][v.acc[i].summary()]++
-			}
-		}
-		if cited != "" {
-			m.Cited[cited]++
+	for i := range v.acc {
+		if v.acc[i][1] != 0 || v.acc[i][3] != 0 {
+			c.sums[i] = v.acc[i].summary()
 		}
 	}
-	add(mt.tot)
+	c.addTo(mt.tot, 1)
+	if len(mt.views) > 0 {
+		mt.journal = append(mt.journal, c)
+	}
 	if v.lo < mt.lo || v.hi >= mt.hi {
 		for _, w := range mt.views {
 			if v.lo < w.start || v.hi >= w.end {
-				add(w.excluded())
+				c.addTo(w.excluded(), 1)
 			}
 		}
+	}
+}
+
+// trim forgets the journal's visits every view has folded.
+func (mt *Matcher) trim() {
+	seen := mt.base + len(mt.journal)
+	for _, v := range mt.views {
+		seen = min(seen, v.seen)
+	}
+	if k := seen - mt.base; k > 0 {
+		n := copy(mt.journal, mt.journal[k:])
+		clear(mt.journal[n:])
+		mt.journal = mt.journal[:n]
+		mt.base = seen
 	}
 }
 
@@ -954,9 +1014,13 @@ func (mt *Matcher) OfferJudged(side int, p *PairObservation, t int64) error {
 // Matched is one analysis' share of a Matcher: the pairs whose events all
 // lie in its time, [start, end). Detached, it is counts of its own.
 type Matched struct {
-	mt         *Matcher
-	own        *Matches
-	mark, ex   *Matches // attached: the total when last folded, and the pairs of it not taken since
+	mt  *Matcher
+	own *Matches
+	// Attached: the total's fixed-size counts when last folded, the
+	// journal's visits seen by then, and the pairs of the total not taken
+	// since.
+	mark, ex   *Matches
+	seen       int
 	start, end int64
 }
 
@@ -995,7 +1059,7 @@ func (v *Matched) AttachTo(mt *Matcher) {
 	}
 	v.Detach()
 	v.mt = mt
-	v.mark, v.ex = mt.tot.clone(), nil
+	v.mark, v.ex, v.seen = mt.tot.tables(), nil, mt.base+len(mt.journal)
 	mt.views = append(mt.views, v)
 	mt.refresh()
 }
@@ -1009,6 +1073,7 @@ func (v *Matched) Detach() {
 	mt := v.mt
 	mt.views = slices.DeleteFunc(mt.views, func(x *Matched) bool { return x == v })
 	mt.refresh()
+	mt.trim()
 	v.mt, v.mark, v.ex = nil, nil, nil
 }
 
@@ -1022,25 +1087,38 @@ func (mt *Matcher) refresh() {
 	}
 }
 
-// fold brings own up to date: what the total gained since the mark, less
-// the pairs not taken.
+// fold brings own up to date: what the total gained since the mark (the
+// visits closed since, from the journal), less the pairs not taken.
 func (v *Matched) fold() {
-	if v.mt == nil {
+	mt := v.mt
+	if mt == nil {
 		return
 	}
-	v.own.Add(v.mt.tot, 1)
-	v.own.Add(v.mark, -1)
+	for i := v.seen - mt.base; i < len(mt.journal); i++ {
+		mt.journal[i].addTo(v.own, 1)
+	}
+	v.seen = mt.base + len(mt.journal)
+	v.own.addTables(mt.tot, 1)
+	v.own.addTables(v.mark, -1)
 	if v.ex != nil {
 		v.own.Add(v.ex, -1)
 		v.ex.reset()
 	}
-	v.mark = v.mt.tot.clone()
+	v.mark = mt.tot.tables()
+	mt.trim()
 }
 
 // Counts are the pairs taken so far (a copy).
 func (v *Matched) Counts() *Matches {
 	v.fold()
 	return v.own.clone()
+}
+
+// Read is the pairs taken so far, not a copy: the caller reads it before
+// anything else reaches v, and does not change it.
+func (v *Matched) Read() *Matches {
+	v.fold()
+	return v.own
 }
 
 // PairedVisits are the closed visits' summaries of per-event series s (of

@@ -209,7 +209,7 @@ func (an *Analysis) eventsLocked() Samples {
 
 // armsLocked is what a judgement reads of the analysis now.
 func (an *Analysis) armsLocked() arms {
-	return arms{cand: an.cand, base: an.base, candM: an.cand.Metrics(), baseM: an.base.Metrics(), pairs: an.matched.Counts(), ks: an.ks}
+	return arms{cand: an.cand, base: an.base, candM: an.cand.Metrics(), baseM: an.base.Metrics(), pairs: an.matched.Read(), ks: an.ks}
 }
 
 // narrowLocked intersects each check's running bound with its sequence

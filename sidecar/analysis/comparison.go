@@ -53,7 +53,7 @@ func (comparison) bounds(c config.AnalysisCheck, a *arms, lv confseq.Levels, r *
 		if a.pairs == nil {
 			return d, iv
 		}
-		pr := quantilePaired(a.pairs.Cited, p, half, pairing(a.pairs.ByRequest, a.pairs.ByQID))
+		pr := quantilePaired(a.citedPairs(), p, half, pairing(a.pairs.ByRequest, a.pairs.ByQID))
 		if !pr.ok {
 			return d, iv
 		}

@@ -108,6 +108,15 @@ type arms struct {
 	candM, baseM map[string]window.Value
 	pairs        *window.Matches
 	ks           []int
+	cited        *citedSample // pairs' cited ΔS, once read (citedPairs)
+}
+
+// citedPairs is the pairs' cited ΔS, unpacked on first use.
+func (a *arms) citedPairs() *citedSample {
+	if a.cited == nil {
+		a.cited = newCitedSample(a.pairs.Cited)
+	}
+	return a.cited
 }
 
 // Each check's interval holds on its failing side at level 1 − α/m (m

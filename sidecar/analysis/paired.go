@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"maps"
 	"math"
 	"slices"
 
@@ -161,10 +162,7 @@ func visitsPaired(visits map[window.VisitSummary]int64, exact bool, lv confseq.L
 	if pairs == 0 {
 		return paired{pairing: PairedNone}
 	}
-	for x, n := range values {
-		v.X = append(v.X, x)
-		v.N = append(v.N, n)
-	}
+	v.X, v.N = sortedValues(values)
 	iv := confseq.BettingMean(lv, v)
 	return paired{pairing: how, pairs: pairs, ok: true, est: v.Mean(), iv: confseq.Interval{Lo: max(-1, iv.Lo), Hi: min(1, iv.Hi)}}
 }
@@ -256,32 +254,16 @@ func kappaPaired(j *window.JudgedTable, lv confseq.Levels, how string) paired {
 // as fast as the arms agree, which the unpaired order statistics cannot,
 // every question's ΔS counting in both. The bins put each quantile within
 // one bin of the values', and the interval is widened by one bin for it.
-func quantilePaired(cited map[window.CitedVisit]int64, p float64, lv confseq.Levels, how string) paired {
-	var hc, hb [window.CitedBins]float64
-	var nc, nb, np float64
-	for v, n := range cited {
-		f := float64(n)
-		for i := range v.Pairs() {
-			c, b := v.Pair(i)
-			np += f
-			if c != window.NoCited {
-				hc[c] += f
-				nc += f
-			}
-			if b != window.NoCited {
-				hb[b] += f
-				nb += f
-			}
-		}
-	}
+func quantilePaired(cs *citedSample, p float64, lv confseq.Levels, how string) paired {
+	nc, nb, np := cs.nc, cs.nb, cs.np
 	// The linearisation needs values on both sides of each quantile: a
 	// handful, all alike, would claim a density, and a certainty, that
 	// no more than a handful can show.
 	if min(nc, nb)*min(p, 1-p) < minQuantileTail {
 		return paired{pairing: PairedNone}
 	}
-	qc, fc := binQuantile(&hc, nc, p)
-	qb, fb := binQuantile(&hb, nb, p)
+	qc, fc := binQuantile(&cs.hc, nc, p)
+	qb, fb := binQuantile(&cs.hb, nb, p)
 	d := float64(qc-qb) / window.CitedBins
 	wc, wb := np/nc, np/nb
 	// A side's term: its influence, by which side of the quantile its
@@ -294,27 +276,60 @@ func quantilePaired(cited map[window.CitedVisit]int64, p float64, lv confseq.Lev
 	}
 	v := confseq.Values{Lo: d + term(true, wc, fc) - term(false, wb, fb), Hi: d + term(false, wc, fc) - term(true, wb, fb)}
 	values := map[float64]float64{}
-	for cv, n := range cited {
+	for _, cv := range cs.visits {
 		var s float64
-		m := cv.Pairs()
-		for i := range m {
-			c, b := cv.Pair(i)
-			if c != window.NoCited {
-				s += term(int(c) <= qc, wc, fc)
+		for _, pr := range cv.pairs {
+			if pr[0] != window.NoCited {
+				s += term(int(pr[0]) <= qc, wc, fc)
 			}
-			if b != window.NoCited {
-				s -= term(int(b) <= qb, wb, fb)
+			if pr[1] != window.NoCited {
+				s -= term(int(pr[1]) <= qb, wb, fb)
 			}
 		}
-		values[d+s/float64(m)] += float64(n)
+		values[d+s/float64(len(cv.pairs))] += cv.n
 	}
-	for x, n := range values {
-		v.X = append(v.X, x)
-		v.N = append(v.N, n)
-	}
+	v.X, v.N = sortedValues(values)
 	iv := confseq.BettingMean(lv, v)
 	const bin = 1.0 / window.CitedBins
 	return paired{pairing: how, pairs: int64(np), ok: true, est: v.Mean(), iv: confseq.Interval{Lo: max(-1, iv.Lo-bin), Hi: min(1, iv.Hi+bin)}}
+}
+
+// citedSample is the matched visits' cited ΔS as quantilePaired reads
+// them, worked out once a reading for both quantiles: each side's
+// histogram and count of values, the pairs with a value on some side, and
+// the visits unpacked.
+type citedSample struct {
+	hc, hb     [window.CitedBins]float64
+	nc, nb, np float64
+	visits     []citedVisit
+}
+
+type citedVisit struct {
+	pairs [][2]uint16
+	n     float64 // how many visits were alike
+}
+
+func newCitedSample(cited map[window.CitedVisit]int64) *citedSample {
+	cs := &citedSample{visits: make([]citedVisit, 0, len(cited))}
+	for v, n := range cited {
+		f := float64(n)
+		cv := citedVisit{pairs: make([][2]uint16, v.Pairs()), n: f}
+		for i := range cv.pairs {
+			c, b := v.Pair(i)
+			cv.pairs[i] = [2]uint16{c, b}
+			cs.np += f
+			if c != window.NoCited {
+				cs.hc[c] += f
+				cs.nc += f
+			}
+			if b != window.NoCited {
+				cs.hb[b] += f
+				cs.nb += f
+			}
+		}
+		cs.visits = append(cs.visits, cv)
+	}
+	return cs
 }
 
 // minQuantileTail is how many of a side's values must lie beyond its
@@ -344,4 +359,16 @@ func binQuantile(h *[window.CitedBins]float64, n, p float64) (bin int, density f
 	lo, hi := max(p-bw, 0), min(p+bw, 1)
 	spread := float64(at(hi)-at(lo)+1) / window.CitedBins
 	return at(p), (hi - lo) / spread
+}
+
+// sortedValues lays out a map of values and their weights in the order of
+// the values: sums over a map's order differ in the last bit from one
+// read to the next, and replicas must answer alike to the bit.
+func sortedValues(values map[float64]float64) (xs, ns []float64) {
+	xs = slices.Sorted(maps.Keys(values))
+	ns = make([]float64, len(xs))
+	for i, x := range xs {
+		ns[i] = values[x]
+	}
+	return xs, ns
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/sidecar/analysis/confseq"
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -226,6 +227,34 @@ func TestPairedCoverage(t *testing.T) {
 					t.Errorf("%s: %s: %s in %d of %d runs (%.3f > %.3f)", c.name, metric, side.what, side.k, runs, rate, limit)
 				}
 			}
+		}
+	}
+}
+
+// TestPairedEstimateDeterministic: the paired estimate and interval are
+// the same to the bit at every read of the same visits, whatever order a
+// map yields them in; replicas and a restarted sidecar compare verdicts
+// byte for byte.
+func TestPairedEstimateDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	visits := map[window.VisitSummary]int64{}
+	for range 400 {
+		var v window.VisitSummary
+		dc, db := 1+rng.IntN(6), 1+rng.IntN(6)
+		nc, nb := rng.IntN(dc+1), rng.IntN(db+1)
+		for i, f := range []int{nc, dc, nb, db, 0, 0, 0} {
+			v |= window.VisitSummary(f) << (8 * i)
+		}
+		visits[v] += 1 + int64(rng.IntN(9))
+	}
+	lv := confseq.Both(0.05).Half()
+	first := visitsPaired(visits, false, lv, PairedByQID)
+	if !first.ok {
+		t.Fatal("no paired bound from 400 visits")
+	}
+	for i := range 50 {
+		if got := visitsPaired(visits, false, lv, PairedByQID); got != first {
+			t.Fatalf("read %d: %+v, first read %+v", i, got, first)
 		}
 	}
 }
