@@ -13,6 +13,8 @@ import (
 // sequence; the baseline's value is shown only.
 type absolute struct{}
 
+func init() { checkKinds[config.CheckAbsolute] = absolute{} }
+
 func (absolute) describe(c config.AnalysisCheck, r *CheckResult) {
 	th := c.Threshold
 	r.Op, r.Threshold = c.Op, &th

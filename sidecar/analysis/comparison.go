@@ -13,6 +13,8 @@ import (
 // tolerance on the metric's failing side, with a two-sample sequence.
 type comparison struct{}
 
+func init() { checkKinds[config.CheckComparison] = comparison{} }
+
 func (comparison) describe(c config.AnalysisCheck, r *CheckResult) { r.Tolerance = c.Tolerance }
 
 // hasData: data in the baseline alone is inconclusive, not no_data.

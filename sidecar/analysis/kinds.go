@@ -35,10 +35,8 @@ type checkKind interface {
 
 // checkKinds are the check kinds the analyses judge, under the names
 // config gives them (config.CheckKinds); judge dispatches through it.
-var checkKinds = map[string]checkKind{
-	config.CheckComparison: comparison{},
-	config.CheckAbsolute:   absolute{},
-}
+// Each kind adds itself from its own file (in its init).
+var checkKinds = map[string]checkKind{}
 
 // Presentation is what a check's result shows whatever its kind: the
 // presenters (the status page, eval's table, the demo, the limit metric)

@@ -16,6 +16,8 @@ import (
 // It never judges the compare_to arm itself.
 type compareTo struct{}
 
+func init() { kinds[config.GateCompareTo] = compareTo{} }
+
 func (compareTo) judge(g *config.Gate, metric window.Kind, arm string, v window.Value, c *evalCache) judgement {
 	ref, jr, ok := metricOf(c, g.CompareTo, g.Window, g.Metric)
 	if !ok {

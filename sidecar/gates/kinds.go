@@ -30,11 +30,9 @@ type gateKind interface {
 }
 
 // kinds are the gate kinds the engine judges, under the names config
-// gives them (config.GateKinds); the engine dispatches through it.
-var kinds = map[string]gateKind{
-	config.GateThreshold: threshold{},
-	config.GateCompareTo: compareTo{},
-}
+// gives them (config.GateKinds); the engine dispatches through it. Each
+// kind adds itself from its own file (in its init).
+var kinds = map[string]gateKind{}
 
 // PromQL is a gate as Prometheus judges it on the sidecar's own series
 // (package sidecar/alert writes the rule files around it).

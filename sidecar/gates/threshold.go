@@ -11,6 +11,8 @@ import (
 // or with confidence on a proportion its Wilson interval at that level.
 type threshold struct{}
 
+func init() { kinds[config.GateThreshold] = threshold{} }
+
 func (threshold) judge(g *config.Gate, metric window.Kind, _ string, v window.Value, _ *evalCache) judgement {
 	if minN := minSamples(g); v.Samples < minN {
 		return judgement{samples: v.Samples, value: ptr(v.Value),
