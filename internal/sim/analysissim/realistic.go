@@ -3,15 +3,12 @@ package analysissim
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/shadoweval/shadoweval/wire"
 
 	"github.com/shadoweval/shadoweval/config"
-	"github.com/shadoweval/shadoweval/internal/sim/gatesim"
 	"github.com/shadoweval/shadoweval/internal/sim/testbed"
 	"github.com/shadoweval/shadoweval/sidecar/checks"
 	"github.com/shadoweval/shadoweval/window"
@@ -84,44 +81,9 @@ func RunReal(runs int, seed uint64, tr RealTraffic, sc RealScenario, js []Judge,
 	if sc.Candidate == "shadow" {
 		res.Traffic.CanaryRate = tr.LiveRate
 	}
-	for i, j := range js {
-		res.Judges = append(res.Judges, j.Name)
-		res.Runs[i] = make([]Outcome, runs)
-		res.Diags[i] = make([]Diag, runs)
-	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	var (
-		mu   sync.Mutex
-		next int
-		err0 error
-		wg   sync.WaitGroup
-	)
-	for range min(workers, runs) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				r := next
-				next++
-				stop := err0 != nil
-				mu.Unlock()
-				if r >= runs || stop {
-					return
-				}
-				if err := runReal(r, seed, tr, sc, js, res); err != nil {
-					mu.Lock()
-					err0 = fmt.Errorf("run %d: %w", r, err)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	err := res.run(runs, js, workers, func(r int) error { return runReal(r, seed, tr, sc, js, res) })
 	res.Elapsed = time.Since(start)
-	return res, err0
+	return res, err
 }
 
 func runReal(r int, seed uint64, tr RealTraffic, sc RealScenario, js []Judge, res *Result) error {
@@ -141,26 +103,10 @@ func runReal(r int, seed uint64, tr RealTraffic, sc RealScenario, js []Judge, re
 		return err
 	}
 	e := &env{seed: runSeed, t0: t0, cand: sc.Candidate, canary: newSeries(cfg.K, cfg.Lambda.MinRuns), live: newSeries(cfg.K, cfg.Lambda.MinRuns)}
-	for _, j := range js {
-		if j.gates && e.w == nil {
-			w, err := window.New(window.Config{Windows: []window.Spec{gateWindow}, Ks: cfg.K, LambdaMinRuns: cfg.Lambda.MinRuns})
-			if err != nil {
-				return err
-			}
-			e.w, e.memo, e.feedWindows = w, gatesim.NewMemo(w), true
-		}
+	if err := e.judgeWith(js, cfg); err != nil {
+		return err
 	}
-	for _, j := range js {
-		jj, err := j.make(e)
-		if err != nil {
-			return err
-		}
-		e.judges = append(e.judges, jj)
-	}
-	out := make([]Outcome, len(js))
-	for i := range out {
-		out[i] = Outcome{FailAt: -1, PassAt: -1, FailEvents: -1, PassEvents: -1, FirstAt: -1}
-	}
+	out := newOutcomes(len(js))
 	var feedErr error
 	feed := func(m *testbed.Message) {
 		if feedErr == nil {
@@ -217,12 +163,7 @@ func runReal(r int, seed uint64, tr RealTraffic, sc RealScenario, js []Judge, re
 		}
 		e.feedWindows = !gatesDone
 	}
-	for i, j := range e.judges {
-		res.Runs[i][r] = out[i]
-		if d, ok := j.(*analysisJudge); ok {
-			res.Diags[i][r] = d.summary()
-		}
-	}
+	res.store(r, e, out)
 	return nil
 }
 

@@ -296,6 +296,15 @@ type Result struct {
 func Run(runs int, seed uint64, tr Traffic, sc Scenario, js []Judge, workers int) (*Result, error) {
 	start := time.Now()
 	res := &Result{Scenario: sc, Traffic: tr, Runs: make([][]Outcome, len(js)), Diags: make([][]Diag, len(js))}
+	err := res.run(runs, js, workers, func(r int) error { return runOne(r, seed, tr, sc, js, res) })
+	res.Elapsed = time.Since(start)
+	return res, err
+}
+
+// run makes room in res for runs runs of every judge of js and does them,
+// each a call of one, over at most workers goroutines (GOMAXPROCS when
+// 0). It stops at the first error.
+func (res *Result) run(runs int, js []Judge, workers int, one func(r int) error) error {
 	for i, j := range js {
 		res.Judges = append(res.Judges, j.Name)
 		res.Runs[i] = make([]Outcome, runs)
@@ -323,7 +332,7 @@ func Run(runs int, seed uint64, tr Traffic, sc Scenario, js []Judge, workers int
 				if r >= runs || stop {
 					return
 				}
-				if err := runOne(r, seed, tr, sc, js, res); err != nil {
+				if err := one(r); err != nil {
 					mu.Lock()
 					err0 = fmt.Errorf("run %d: %w", r, err)
 					mu.Unlock()
@@ -332,8 +341,7 @@ func Run(runs int, seed uint64, tr Traffic, sc Scenario, js []Judge, workers int
 		}()
 	}
 	wg.Wait()
-	res.Elapsed = time.Since(start)
-	return res, err0
+	return err0
 }
 
 func runOne(r int, seed uint64, tr Traffic, sc Scenario, js []Judge, res *Result) error {
@@ -343,26 +351,10 @@ func runOne(r int, seed uint64, tr Traffic, sc Scenario, js []Judge, res *Result
 	g := gatesim.NewGenerator(rng, live, tr.GoldItems, len(cfg.K))
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	e := &env{seed: seed<<20 ^ uint64(r), t0: t0, cand: "canary", canary: newSeries(cfg.K, cfg.Lambda.MinRuns), live: newSeries(cfg.K, cfg.Lambda.MinRuns)}
-	for _, j := range js {
-		if j.gates && e.w == nil {
-			w, err := window.New(window.Config{Windows: []window.Spec{gateWindow}, Ks: cfg.K, LambdaMinRuns: cfg.Lambda.MinRuns})
-			if err != nil {
-				return err
-			}
-			e.w, e.memo, e.feedWindows = w, gatesim.NewMemo(w), true
-		}
+	if err := e.judgeWith(js, cfg); err != nil {
+		return err
 	}
-	for _, j := range js {
-		jj, err := j.make(e)
-		if err != nil {
-			return err
-		}
-		e.judges = append(e.judges, jj)
-	}
-	out := make([]Outcome, len(js))
-	for i := range out {
-		out[i] = Outcome{FailAt: -1, PassAt: -1, FailEvents: -1, PassEvents: -1, FirstAt: -1}
-	}
+	out := newOutcomes(len(js))
 	var o window.Observation
 	liveArm := &armTraffic{arm: "live", rate: tr.LiveRate, p: &live, from: t0.Add(-tr.WarmUp)}
 	if tr.WarmUp > 0 {
@@ -415,11 +407,47 @@ func runOne(r int, seed uint64, tr Traffic, sc Scenario, js []Judge, res *Result
 		}
 		e.feedWindows = !gatesDone
 	}
+	res.store(r, e, out)
+	return nil
+}
+
+// judgeWith sets e up for the judges js: the gates' window when a judge
+// reads it, then each judge.
+func (e *env) judgeWith(js []Judge, cfg config.Config) error {
+	for _, j := range js {
+		if j.gates && e.w == nil {
+			w, err := window.New(window.Config{Windows: []window.Spec{gateWindow}, Ks: cfg.K, LambdaMinRuns: cfg.Lambda.MinRuns})
+			if err != nil {
+				return err
+			}
+			e.w, e.memo, e.feedWindows = w, gatesim.NewMemo(w), true
+		}
+	}
+	for _, j := range js {
+		jj, err := j.make(e)
+		if err != nil {
+			return err
+		}
+		e.judges = append(e.judges, jj)
+	}
+	return nil
+}
+
+// newOutcomes are n judges' outcomes before anything is decided.
+func newOutcomes(n int) []Outcome {
+	out := make([]Outcome, n)
+	for i := range out {
+		out[i] = Outcome{FailAt: -1, PassAt: -1, FailEvents: -1, PassEvents: -1, FirstAt: -1}
+	}
+	return out
+}
+
+// store keeps run r's outcomes and the analysis judges' diagnostics.
+func (res *Result) store(r int, e *env, out []Outcome) {
 	for i, j := range e.judges {
 		res.Runs[i][r] = out[i]
 		if d, ok := j.(*analysisJudge); ok {
 			res.Diags[i][r] = d.summary()
 		}
 	}
-	return nil
 }
