@@ -1,10 +1,9 @@
 package sidecar
 
 import (
+	"github.com/shadoweval/shadoweval/testenv"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,10 +19,7 @@ import (
 // carry ts, and nothing for the others.
 func TestEventLagHistogram(t *testing.T) {
 	dir := t.TempDir()
-	gold := filepath.Join(dir, "gold.jsonl")
-	if err := os.WriteFile(gold, []byte(`{"qid":"A1","answerable":true,"gold_citations":["p1"]}`+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	gold := testenv.WriteFile(t, dir, "gold.jsonl", []byte(`{"qid":"A1","answerable":true,"gold_citations":["p1"]}`+"\n"))
 	cfg := config.Default()
 	cfg.Gold.File = gold
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

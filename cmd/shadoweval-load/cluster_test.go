@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,10 +21,7 @@ import (
 
 func TestParseBench(t *testing.T) {
 	dir := t.TempDir()
-	badSubjects := filepath.Join(dir, "bad.yaml")
-	if err := os.WriteFile(badSubjects, []byte("subjects:\n  trace: rag.trace.*\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	badSubjects := testenv.WriteFile(t, dir, "bad.yaml", []byte("subjects:\n  trace: rag.trace.*\n"))
 	for _, tc := range []struct {
 		name       string
 		args       []string
@@ -76,10 +72,7 @@ func TestParseBench(t *testing.T) {
 // for those the tool sets.
 func TestClusterConfigLoads(t *testing.T) {
 	dir := t.TempDir()
-	base := filepath.Join(dir, "base.yaml")
-	if err := os.WriteFile(base, []byte("nats:\n  url: nats://elsewhere:4222\n  stream: LOAD\nhttp:\n  listen: :1\nwindows:\n  - {length: 1m, resolution: 5s}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	base := testenv.WriteFile(t, dir, "base.yaml", []byte("nats:\n  url: nats://elsewhere:4222\n  stream: LOAD\nhttp:\n  listen: :1\nwindows:\n  - {length: 1m, resolution: 5s}\n"))
 	for _, tc := range []struct {
 		replicas, partitions int
 		base                 string
@@ -98,10 +91,7 @@ func TestClusterConfigLoads(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%+v member %d: %v", tc, m, err)
 			}
-			path := filepath.Join(dir, "member.yaml")
-			if err := os.WriteFile(path, b, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			path := testenv.WriteFile(t, dir, "member.yaml", b)
 			c, err := config.Load(path)
 			if err != nil {
 				t.Fatalf("%+v member %d: config.Load: %v\n%s", tc, m, err, b)

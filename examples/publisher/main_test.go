@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/shadoweval/shadoweval/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,10 +23,7 @@ const readmeGold = `{"qid":"A0001","question":"Does X support null keys?","answe
 // kubelet writes them) and points LABELS_FILE at it.
 func labels(t *testing.T, lines string) {
 	t.Helper()
-	f := filepath.Join(t.TempDir(), "labels")
-	if err := os.WriteFile(f, []byte(lines), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f := testenv.WriteFile(t, t.TempDir(), "labels", []byte(lines))
 	t.Setenv("LABELS_FILE", f)
 }
 

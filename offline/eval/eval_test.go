@@ -5,7 +5,6 @@ import (
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -175,10 +174,7 @@ func TestQuantileMethods(t *testing.T) {
 
 func writeFile(t *testing.T, dir, name, data string) string {
 	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p := testenv.WriteFile(t, dir, name, []byte(data))
 	return p
 }
 
