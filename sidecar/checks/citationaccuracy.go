@@ -12,17 +12,17 @@ func init() { answerChecks = append(answerChecks, citationAccuracy) }
 // its gold item has relevant_offsets, accurate when its first citation's
 // offsets (citation_offsets, else its topk item's) are within the
 // tolerance of the gold offsets (CitationAccurate).
-func citationAccuracy(a *answer, o *window.Observation) {
+func citationAccuracy(a answer, o *window.Observation) {
 	g := &a.gold.Gold
 	if len(g.RelevantOffsets) == 0 {
 		return
 	}
 	o.Counters.Set(window.CountCitationAccEligible)
-	off, haveOff := a.e.Answer.CitationOffsets[a.first]
+	off, haveOff := a.citationOffsets[a.first]
 	if !haveOff {
-		for i := range a.e.TopK {
-			if a.e.TopK[i].ID == a.first && a.e.TopK[i].Offsets != nil {
-				off, haveOff = *a.e.TopK[i].Offsets, true
+		for i := range a.topK {
+			if a.topK[i].ID == a.first && a.topK[i].Offsets != nil {
+				off, haveOff = *a.topK[i].Offsets, true
 				break
 			}
 		}

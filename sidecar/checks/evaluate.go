@@ -131,9 +131,9 @@ func Evaluate(e *wire.TraceEvent, item *Gold, hasAnswer bool, opt Options, o *wi
 	}
 	o.Lambda = window.LambdaRun{State: state, Refused: !o.Shipped, Cited: window.CitedSetHash(cited)}
 	o.Triage = triageIndex(e, claim, cited, o.Shipped)
-	a := answer{e: e, gold: item, opt: opt, first: first}
+	a := answer{topK: e.TopK, citationOffsets: e.Answer.CitationOffsets, gold: item, opt: opt, first: first}
 	for _, check := range answerChecks {
-		check(&a, o)
+		check(a, o)
 	}
 	return nil
 }
@@ -143,12 +143,16 @@ func Evaluate(e *wire.TraceEvent, item *Gold, hasAnswer bool, opt Options, o *wi
 // counted per answer is a row of the registry and one of these, which adds
 // itself here from the file of its check (in its init); Evaluate runs
 // every one on each answer, after the observation's fields are set.
-var answerChecks []func(a *answer, o *window.Observation)
+var answerChecks []func(a answer, o *window.Observation)
 
-// answer is what an answer check reads of one answer.
+// answer is what an answer check reads of one answer. It holds the
+// event's parts, not the event: the checks are called through func
+// values, which the compiler cannot see into, so a pointer to the event
+// (on the caller's stack) would move every event to the heap.
 type answer struct {
-	e     *wire.TraceEvent
-	gold  *Gold
-	opt   Options
-	first string // the first citation; "" when the answer cites nothing
+	topK            []wire.TopKItem
+	citationOffsets map[string][2]int64
+	gold            *Gold
+	opt             Options
+	first           string // the first citation; "" when the answer cites nothing
 }
