@@ -59,7 +59,7 @@ unit: testreport
 # The packages whose state several ingest goroutines share, under the race
 # detector.
 race: testreport
-	set -o pipefail; $(GO) test -json -race -count=1 ./window/ ./stream/ ./sidecar/ | $(TESTREPORT) -name race -record $(REPORT_DIR)/race.json
+	set -o pipefail; $(GO) test -json -race -count=1 ./window/ ./wire/ ./stream/ ./sidecar/ | $(TESTREPORT) -name race -record $(REPORT_DIR)/race.json
 
 # Every Fuzz target runs FUZZTIME on top of its committed corpus: a count
 # of inputs, not a duration, because Go 1.26's fuzz coordinator can fail a

@@ -79,7 +79,7 @@ func DefaultCheckSets() map[string][]AnalysisCheck {
 	// κ = (p_o − p_e)/(1 − p_e) moves 1/(1 − p_e) times as far as the
 	// agreement p_o it comes from, about twice with the seed 003 labels:
 	// 0.05 in κ is the 0.02 of agreement. At 0.02 it would need about
-	// fourteen times the pairs to pass (sidecar/analysis/sim).
+	// fourteen times the pairs to pass (internal/sim/analysissim).
 	kappa := cmp("kappa")
 	kappa.Tolerance = 0.05
 	abs := func(metric, op string, threshold float64) AnalysisCheck {

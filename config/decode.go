@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,17 +16,18 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Parse decodes with a yaml.Decoder in KnownFields mode, each type that
-// yaml.v3 would read too loosely (or that keeps defaults) having its own
-// UnmarshalYAML. Before yaml.v3 decodes the tree, a node pass (check) does
-// what yaml.v3 does not or does differently: it expands aliases against a
-// node budget, reports duplicate keys, keys that are not strings, bad merge
-// keys and custom tags and leaves them out (yaml.v3 would stop at the first,
-// or skip a whole mapping), flattens merge keys, and records the line of
-// each key path for Validate. Every node of the checked tree gets its index
-// in that record as its Line, so the "line N:" of each yaml.v3 problem
-// names one node, and the problem is reported with its key path and file
-// line ("unknown field \"x\" in nats.tls", "join.ttl: invalid duration").
+// Parse decodes with a yaml.Decoder in KnownFields mode. Before yaml.v3
+// decodes the tree, a node pass (check) does what yaml.v3 does not or does
+// differently: it expands aliases against a node budget, reports duplicate
+// keys, keys that are not strings, bad merge keys and custom tags and
+// leaves them out (yaml.v3 would stop at the first, or skip a whole
+// mapping), flattens merge keys, and records the line of each key path for
+// Validate; then the strict pass (strict) refuses the scalars yaml.v3 would
+// read too loosely, by the Go type of the field each is read into. Every
+// node of the checked tree gets its index in that record as its Line, so
+// the "line N:" of each yaml.v3 problem names one node, and the problem is
+// reported with its key path and file line ("unknown field \"x\" in
+// nats.tls", "join.ttl: invalid duration").
 
 // maxNodes bounds the work of one document, aliases expanded: a config file
 // has a few hundred nodes; a billion-laughs document stops here.
@@ -132,7 +134,19 @@ func (f *configFile) UnmarshalYAML(unmarshal func(any) error) error {
 	}
 	*root.Node = *d.place(checked, placed{})
 	d.root = root.Node
-	d.typeErrors(unmarshal(f.c))
+	problems := strict(nil, root.Node, reflect.TypeFor[Config]())
+	err := unmarshal(f.c)
+	var te *yaml.TypeError
+	switch {
+	case errors.As(err, &te):
+		problems = append(problems, te.Errors...)
+	case err != nil:
+		d.typeErrors(err)
+	}
+	if len(problems) > 0 {
+		// The strict problems first: a node's first problem is its only one.
+		d.typeErrors(&yaml.TypeError{Errors: problems})
+	}
 	d.decoded = true
 	return nil
 }
@@ -605,70 +619,80 @@ var (
 	}
 )
 
-// Per-type decoding. yaml.v3 reads 1.5 into an int (as 1), yes and on as
-// true and .nan as a number; the keys below hold numbers and booleans, and
-// decodeStrict refuses such values. Strings, durations, lists and mappings
-// yaml.v3 checks itself.
+// Strict scalars. yaml.v3 reads 1.5 into an int (as 1), yes and on as
+// true and .nan as a number. Before it decodes the checked tree, strict
+// walks the tree beside the Go types it decodes into and refuses such
+// values in every integer, number and boolean field: what each key holds
+// is read off the struct fields, so no list of keys repeats them. Strings,
+// durations, lists and mappings yaml.v3 checks itself.
 
-// kind is what a scalar key holds.
+// kind is what a scalar field holds.
 type kind int
 
 const (
 	integer kind = iota + 1
 	number
 	boolean
-	integers // a list of integers
 )
 
-var (
-	configScalars   = map[string]kind{"k": integers, "citation_offset_tolerance": integer}
-	natsScalars     = map[string]kind{"jetstream": boolean, "workers": integer, "replicas": integer}
-	joinScalars     = map[string]kind{"max_pending": integer}
-	lambdaScalars   = map[string]kind{"min_runs": integer}
-	logScalars      = map[string]kind{"payloads": boolean}
-	limitsScalars   = map[string]kind{"max_message_bytes": integer, "max_topk": integer, "max_arms": integer, "max_content_types": integer}
-	tracingScalars  = map[string]kind{"sample_ratio": number}
-	clusterScalars  = map[string]kind{"partitions": integer, "members": integer}
-	gateScalars     = map[string]kind{"threshold": number, "min_samples": integer, "confidence": number}
-	analysisScalars = map[string]kind{"alpha": number, "max_active": integer, "pair_max_pending": integer}
-	checkScalars    = map[string]kind{"tolerance": number, "threshold": number, "min_samples": integer}
-)
+var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 
-// decodeStrict decodes the mapping being read into v (a plain type, without
-// the UnmarshalYAML calling it) after checking the keys of scalars; the
-// problems of both are returned together as a *yaml.TypeError, so that
-// yaml.v3 goes on with the rest of the file.
-func decodeStrict(unmarshal func(any) error, v any, scalars map[string]kind) error {
-	var n nodeOf
-	if err := unmarshal(&n); err != nil {
-		return err
+// scalarKind is what a value of type t is written as, 0 for a type that
+// reads itself (Duration) or that yaml.v3 checks strictly.
+func scalarKind(t reflect.Type) kind {
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return 0
 	}
-	var problems []string
-	if n.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			want, val := scalars[n.Content[i].Value], n.Content[i+1]
-			switch {
-			case want == integers && val.Kind == yaml.SequenceNode:
-				for _, item := range val.Content {
-					problems = strictScalar(problems, item, integer)
-				}
-			case want != 0 && want != integers:
-				problems = strictScalar(problems, val, want)
-			}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return integer
+	case reflect.Float32, reflect.Float64:
+		return number
+	case reflect.Bool:
+		return boolean
+	}
+	return 0
+}
+
+// yamlField is the field of struct t that key names, by its yaml tag.
+func yamlField(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == key && name != "-" && f.IsExported() {
+			return f, true
 		}
 	}
-	err := unmarshal(v)
-	var te *yaml.TypeError
+	return reflect.StructField{}, false
+}
+
+// strict appends the problems of the scalars of node n, which yaml.v3 is
+// to decode into a value of type t, in yaml.v3's "line N: …" form. A node
+// of another kind than t wants is left to yaml.v3 to refuse, as is an
+// unknown key.
+func strict(problems []string, n *yaml.Node, t reflect.Type) []string {
 	switch {
-	case errors.As(err, &te):
-		problems = append(problems, te.Errors...)
-	case err != nil:
-		return err
+	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if f, ok := yamlField(t, n.Content[i].Value); ok {
+				problems = strict(problems, n.Content[i+1], f.Type)
+			}
+		}
+	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			problems = strict(problems, n.Content[i+1], t.Elem())
+		}
+	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
+		for _, item := range n.Content {
+			problems = strict(problems, item, t.Elem())
+		}
+	default:
+		if want := scalarKind(t); want != 0 {
+			problems = strictScalar(problems, n, want)
+		}
 	}
-	if len(problems) > 0 {
-		return &yaml.TypeError{Errors: problems}
-	}
-	return nil
+	return problems
 }
 
 // strictScalar appends the problem of scalar n, read as a value of kind
@@ -706,8 +730,9 @@ func strictScalar(problems []string, n *yaml.Node, want kind) []string {
 // UnmarshalYAML reads the configuration over the values c holds (Parse
 // starts from Default): a key left out or null keeps its value.
 func (c *Config) UnmarshalYAML(unmarshal func(any) error) error {
+	type plain Config
 	windows, ks := c.Windows, c.K
-	err := decodeStrict(unmarshal, (*plainConfig)(c), configScalars)
+	err := unmarshal((*plain)(c))
 	// yaml.v3 sets a list given as null to nil.
 	if c.Windows == nil {
 		c.Windows = windows
@@ -718,55 +743,13 @@ func (c *Config) UnmarshalYAML(unmarshal func(any) error) error {
 	return err
 }
 
-// UnmarshalYAML reads the nats section strictly.
-func (n *NATSConfig) UnmarshalYAML(unmarshal func(any) error) error {
-	type plain NATSConfig
-	return decodeStrict(unmarshal, (*plain)(n), natsScalars)
-}
-
-// UnmarshalYAML reads the join section strictly.
-func (j *JoinConfig) UnmarshalYAML(unmarshal func(any) error) error {
-	type plain JoinConfig
-	return decodeStrict(unmarshal, (*plain)(j), joinScalars)
-}
-
-// UnmarshalYAML reads the lambda section strictly.
-func (l *LambdaConfig) UnmarshalYAML(unmarshal func(any) error) error {
-	type plain LambdaConfig
-	return decodeStrict(unmarshal, (*plain)(l), lambdaScalars)
-}
-
-// UnmarshalYAML reads the log section strictly.
-func (l *LogConfig) UnmarshalYAML(unmarshal func(any) error) error {
-	type plain LogConfig
-	return decodeStrict(unmarshal, (*plain)(l), logScalars)
-}
-
-// UnmarshalYAML reads the limits section strictly.
-func (l *LimitsConfig) UnmarshalYAML(unmarshal func(any) error) error {
-	type plain LimitsConfig
-	return decodeStrict(unmarshal, (*plain)(l), limitsScalars)
-}
-
-// UnmarshalYAML reads the tracing section strictly.
-func (t *TracingConfig) UnmarshalYAML(unmarshal func(any) error) error {
-	type plain TracingConfig
-	return decodeStrict(unmarshal, (*plain)(t), tracingScalars)
-}
-
-// UnmarshalYAML reads a gate strictly; Parse sets its Line.
-func (g *Gate) UnmarshalYAML(unmarshal func(any) error) error {
-	type plain Gate
-	return decodeStrict(unmarshal, (*plain)(g), gateScalars)
-}
-
-// UnmarshalYAML reads the analysis section strictly. Check sets merge into
-// the ones a holds by name; checks: null keeps them all, and a set given as
-// null keeps the one a holds (yaml.v3 would set both to nil).
+// UnmarshalYAML reads the analysis section. Check sets merge into the ones
+// a holds by name; checks: null keeps them all, and a set given as null
+// keeps the one a holds (yaml.v3 would set both to nil).
 func (a *AnalysisConfig) UnmarshalYAML(unmarshal func(any) error) error {
 	type plain AnalysisConfig
 	held := maps.Clone(a.Checks)
-	err := decodeStrict(unmarshal, (*plain)(a), analysisScalars)
+	err := unmarshal((*plain)(a))
 	if a.Checks == nil {
 		a.Checks = held
 	}
@@ -776,16 +759,4 @@ func (a *AnalysisConfig) UnmarshalYAML(unmarshal func(any) error) error {
 		}
 	}
 	return err
-}
-
-// UnmarshalYAML reads a check strictly; Parse sets its Line.
-func (c *AnalysisCheck) UnmarshalYAML(unmarshal func(any) error) error {
-	type plain AnalysisCheck
-	return decodeStrict(unmarshal, (*plain)(c), checkScalars)
-}
-
-// UnmarshalYAML reads the cluster section strictly.
-func (c *ClusterConfig) UnmarshalYAML(unmarshal func(any) error) error {
-	type plain ClusterConfig
-	return decodeStrict(unmarshal, (*plain)(c), clusterScalars)
 }

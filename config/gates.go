@@ -80,7 +80,7 @@ func DefaultMinSamples(metric string) int {
 //
 // All judge the 5m window (or the first configured window when 5m is not
 // configured) with the seeds' thresholds and DefaultMinSamples. They are
-// tuned for on-call with package sidecar/gates/sim (false firings of a
+// tuned for on-call with package internal/sim/gatesim (false firings of a
 // healthy arm over 30 simulated days, time to fire on a 10-point precision
 // drop):
 //

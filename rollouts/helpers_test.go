@@ -3,7 +3,7 @@ package rollouts
 // The sidecar under test runs in process, started by testenv/apptest as
 // the sidecar's own end-to-end tests start it: sidecar.New/Start/Stop on
 // 127.0.0.1:0, a real nats-server started in process (testenv, port -1),
-// a gold file and traffic from stream/gen. Time moves only through the fake clock given as Options.Now,
+// a gold file and traffic from wire/gen. Time moves only through the fake clock given as Options.Now,
 // and every event carries ts = that clock, so a test publishes as fast as
 // NATS takes it and an analysis (which accumulates by event time ≥ its
 // start) sees exactly the traffic published after it started. Nothing
@@ -22,8 +22,8 @@ import (
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar"
-	"github.com/shadoweval/shadoweval/stream/gen"
 	"github.com/shadoweval/shadoweval/testenv/apptest"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 // waitTimeout bounds every wait for the sidecar: long enough for a loaded

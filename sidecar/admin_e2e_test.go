@@ -1,6 +1,7 @@
 package sidecar_test
 
 import (
+	"github.com/shadoweval/shadoweval/testenv"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -101,10 +102,7 @@ func TestPprofOpen(t *testing.T) {
 func TestAdminTokenFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	empty := filepath.Join(dir, "empty")
-	if err := os.WriteFile(empty, []byte(" \n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	empty := testenv.WriteFile(t, dir, "empty", []byte(" \n"))
 	for _, c := range []struct{ file, want string }{
 		{filepath.Join(dir, "missing"), "http.admin_token_file " + filepath.Join(dir, "missing") + ": no such file"},
 		{empty, "the file is empty"},

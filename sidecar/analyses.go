@@ -27,7 +27,6 @@ import (
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/vocab"
-	"github.com/shadoweval/shadoweval/window"
 )
 
 // analyses is the app's side of the analysis Manager.
@@ -64,26 +63,6 @@ func (a *App) newAnalyses(onVerdict func(analysis.Result)) {
 // Analyses is the analysis Manager (for the demo and the status page).
 func (a *App) Analyses() *analysis.Manager { return a.analyses.m }
 
-// observeAnalyses hands a scored observation to the analyses reading its
-// arm, at its event time (now when it has none).
-func (a *App) observeAnalyses(o *window.Observation, now time.Time) {
-	t := o.Time
-	if t.IsZero() {
-		t = now
-	}
-	// The windows accepted o, and they check it as the analyses do.
-	err := a.analyses.m.ObserveAccepted(o, t)
-	if err != nil {
-		a.log.Warn("observation refused by an analysis", "arm", o.Arm, "err", err)
-	}
-}
-
-func (a *App) observeAnalysesPair(p *window.PairObservation) {
-	if err := a.analyses.m.ObservePair(p, p.Time); err != nil {
-		a.log.Warn("judgement pair refused by an analysis", "arm", p.Arm, "err", err)
-	}
-}
-
 // restoreAnalyses opens the KV bucket and restores every saved analysis.
 // Without the bucket (a server with no JetStream) analyses still run, but
 // do not survive a restart; that is logged and counted. A bucket refused
@@ -94,14 +73,14 @@ func (a *App) restoreAnalyses(ctx context.Context) error {
 	bucket := a.cfg.Analysis.KVBucket
 	kv, err := stream.OpenKV(ctx, a.nc, bucket, "shadoweval canary analyses", a.cfg.NATS.Replicas)
 	if stream.TooFewServers(err) {
-		return a.replicasError("analysis.kv_bucket "+bucket, err)
+		return a.stores.refusal("analysis.kv_bucket "+bucket, err)
 	}
 	if err != nil {
 		an.checkpointErrors.Inc()
 		a.log.Warn("analysis checkpoints off: analyses will not survive a restart", "bucket", bucket, "err", err)
 		return nil
 	}
-	a.noteReplicas("analysis_bucket", bucket, kv.Replicas())
+	a.stores.note("analysis_bucket", bucket, kv.Replicas())
 	an.kvMu.Lock()
 	an.kv = kv
 	an.kvMu.Unlock()
@@ -234,7 +213,7 @@ func (a *App) knownArms() []string {
 			set[g.CompareTo] = true
 		}
 	}
-	for _, arm := range a.arms.names() {
+	for _, arm := range a.ingest.arms.names() {
 		set[arm] = true
 	}
 	for _, arm := range a.reportArms(a.now()) {
@@ -268,17 +247,6 @@ func newAnalysisCollector(m *analysis.Manager) *analysisCollector {
 	}
 }
 
-// checkLimit is the line c's interval is judged against (see its Desc).
-func checkLimit(c analysis.CheckResult) float64 {
-	switch {
-	case c.Threshold != nil:
-		return *c.Threshold
-	case c.LowerIsBetter:
-		return c.Tolerance
-	}
-	return -c.Tolerance
-}
-
 func (c *analysisCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.active, c.verdict, c.estimate, c.low, c.upp, c.limit} {
 		ch <- d
@@ -301,7 +269,7 @@ func (c *analysisCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.verdict, prometheus.GaugeValue, val, r.Analysis, r.Arm, r.Baseline, string(v))
 		}
 		for _, ck := range r.Checks {
-			ch <- prometheus.MustNewConstMetric(c.limit, prometheus.GaugeValue, checkLimit(ck), r.Analysis, ck.Name, ck.Metric)
+			ch <- prometheus.MustNewConstMetric(c.limit, prometheus.GaugeValue, ck.Presentation().Limit, r.Analysis, ck.Name, ck.Metric)
 			if ck.Estimate == nil || ck.Interval == nil {
 				continue
 			}
@@ -317,7 +285,7 @@ func (c *analysisCollector) Collect(ch chan<- prometheus.Metric) {
 // members' parts in a cluster.
 func (a *App) analysisResult(an *analysis.Analysis) analysis.Result {
 	if a.cluster != nil {
-		return a.clusterResult(an)
+		return a.cluster.result(an)
 	}
 	return an.Result()
 }

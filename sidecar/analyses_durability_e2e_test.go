@@ -13,8 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -24,8 +22,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
-	"github.com/shadoweval/shadoweval/stream/gen"
 	"github.com/shadoweval/shadoweval/testenv"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 // childConfig is what writeChildConfig puts in a child's config.
@@ -54,10 +52,7 @@ func writeChildConfig(t *testing.T, c childConfig) string {
 	}
 	fmt.Fprintf(&b, "gold:\n  file: %q\nhttp:\n  listen: 127.0.0.1:0\nlog:\n  level: info\nanalysis:\n  kv_bucket: %s\n", c.gold, c.bucket)
 	b.WriteString(c.extra)
-	path := filepath.Join(t.TempDir(), c.durable+".yaml")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := testenv.WriteFile(t, t.TempDir(), c.durable+".yaml", []byte(b.String()))
 	return path
 }
 

@@ -11,8 +11,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,9 +18,9 @@ import (
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
-	"github.com/shadoweval/shadoweval/stream/gen"
 	"github.com/shadoweval/shadoweval/testenv"
 	"github.com/shadoweval/shadoweval/testenv/apptest"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 // TestAnalysesE2E walks canary analyses through their verdicts with
@@ -44,10 +42,7 @@ func TestAnalysesE2E(t *testing.T) {
 	flaggerID := "flagger:" + flaggerNS + ":" + flaggerName + ":" + checksum
 	genOpt := gen.Options{Seed: seed, Items: items, Awkward: -1, Quality: 1}
 	goldFile := writeGenGold(t, genOpt)
-	tokenFile := filepath.Join(t.TempDir(), "admin-token")
-	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokenFile := testenv.WriteFile(t, t.TempDir(), "admin-token", []byte(token+"\n"))
 	h := startApp(t, appOptions{
 		embedded: true, // JetStream for the checkpoints' KV bucket
 		goldFile: goldFile,

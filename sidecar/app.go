@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -68,7 +70,10 @@ type Options struct {
 }
 
 // App is the running sidecar: NATS in, windows and verdicts out, one HTTP
-// listener. main turns signals into a context and calls New, Start and
+// listener. It holds the configuration, starts and stops the parts, and
+// serves the HTTP mux; the ingester owns the path of each message
+// (ingest.go), the cluster a replica's part in a consumer group
+// (cluster.go). main turns signals into a context and calls New, Start and
 // Stop; tests run the whole app on 127.0.0.1:0.
 type App struct {
 	cfg      *config.Config
@@ -79,23 +84,16 @@ type App struct {
 	natsPort int    // Options.EmbeddedNATSPort
 	version  string // Options.Version
 
+	ingest   *ingester
 	gold     *GoldStore
 	goldKV   *stream.KVWatch // gold.kv_bucket (goldkv.go); nil without one
 	win      *window.Windows
-	writers  []*window.Writer // one per ingest goroutine (stream.Message.Worker)
 	outcomes *window.OutcomeCounter
 	metrics  *appMetrics
-	arms     *labelSet
 	notices  *notices // the first unscored events, logged (notices.go)
-	evalOpt  checks.Options
-	workers  int // goroutines per subject (ingestWorkers)
-	// realClock: a.now is time.Now, so the time a subscription stamped on
-	// a message is already the app's clock.
-	realClock bool
-
-	joinMu sync.Mutex
-	joiner *stream.Joiner
-	pairs  *pairer
+	workers  int      // goroutines per subject (ingestWorkers)
+	tracing  *eventTracer
+	stores   *replicaGauges // replicas of the streams and buckets in use (jetstream.go)
 
 	embedded *stream.Embedded
 	nc       *nats.Conn
@@ -109,23 +107,14 @@ type App struct {
 	history      *statuspage.History
 	historyEvery time.Duration
 
-	handled    atomic.Uint64 // messages handled, for AdaptProcs
 	adaptProcs bool
 	connected  atomic.Bool
 	subscribed atomic.Bool
 	stopping   atomic.Bool
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
-	obsPool    sync.Pool // *window.Observation
-	scratch    sync.Pool // *stream.TraceScratch
-	tracing    eventTracer
-
-	// Replicas of the streams and buckets in use, read at start
-	// (jetstream.go).
-	replicas, underReplicated *prometheus.GaugeVec
 
 	cluster    *cluster                                     // cluster.partitions > 0 (cluster.go); nil otherwise
-	dedupe     *deduper                                     // idempotency keys (dedupe.go)
 	jsub       atomic.Pointer[stream.JetStreamSubscription] // JetStream mode (jetstream.go)
 	adminToken []byte                                       // SHA-256 of the admin token (admin.go); nil: none
 }
@@ -145,8 +134,9 @@ func New(opt Options) (*App, error) {
 	if a.log == nil {
 		a.log = slog.Default()
 	}
-	if a.now == nil {
-		a.now, a.realClock = time.Now, true
+	realClock := a.now == nil
+	if realClock {
+		a.now = time.Now
 	}
 	if a.goldWait == 0 {
 		a.goldWait = 2 * time.Second
@@ -171,28 +161,12 @@ func New(opt Options) (*App, error) {
 	a.outcomes = window.NewOutcomeCounter(win.Specs())
 	a.workers = ingestWorkers(cfg)
 	a.metrics = newAppMetrics(a.reg, cfg.K, stream.Workers(a.workers)+1)
-	a.writers = make([]*window.Writer, stream.Workers(a.workers))
-	for i := range a.writers {
-		a.writers[i] = win.NewWriter()
-	}
 	a.reg.MustRegister(newWindowCollector(win, a.now))
-	a.arms = newLabelSet(cfg.Limits.MaxArms)
 	a.notices = newNotices(a.log)
-	a.evalOpt = checks.Options{Ks: cfg.K, Tolerance: int64(cfg.CitationOffsetTolerance)}
-	a.joiner = stream.NewJoiner(time.Duration(cfg.Join.TTL), cfg.Join.MaxPending)
-	a.pairs = newPairer(time.Duration(cfg.Join.TTL), cfg.Join.MaxPending)
 	a.gold = NewGoldStore(cfg.Gold.File)
 	a.gold.OnReload = a.onGoldReload
 	a.gold.OnChange = func(set *GoldSet) { a.metrics.goldItems.Set(float64(set.Len())) }
-	a.obsPool.New = func() any { return new(window.Observation) }
-	a.scratch.New = func() any { return new(stream.TraceScratch) }
-	a.dedupe = newDedupe(a)
-	if cfg.Cluster.Clustered() {
-		if err := a.newCluster(); err != nil {
-			return nil, err
-		}
-	}
-	a.registerJetStreamMetrics()
+	a.stores = newReplicaGauges(a.reg, cfg.NATS.Replicas, a.log)
 	if a.adminToken, err = loadAdminToken(cfg.HTTP.AdminTokenFile); err != nil {
 		return nil, err
 	}
@@ -200,17 +174,45 @@ func New(opt Options) (*App, error) {
 		return nil, fmt.Errorf("alerting: %w", err)
 	}
 	a.newAnalyses(opt.OnVerdict)
+	if a.tracing, err = newEventTracer(opt, a.log); err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	a.ingest = &ingester{
+		limits: cfg.Limits, deadletter: cfg.Subjects.Deadletter, logPayloads: cfg.Log.Payloads,
+		log: a.log, now: a.now, realClock: realClock, expiryNow: a.expiryNow,
+		arms: newLabelSet(cfg.Limits.MaxArms), gold: a.gold, dedupe: newDedupe(cfg),
+		evalOpt: checks.Options{Ks: cfg.K, Tolerance: int64(cfg.CitationOffsetTolerance)},
+		joiner:  wire.NewJoiner(time.Duration(cfg.Join.TTL), cfg.Join.MaxPending),
+		pairs:   newPairer(time.Duration(cfg.Join.TTL), cfg.Join.MaxPending),
+		win:     win, analyses: a.analyses.m, outcomes: a.outcomes, metrics: a.metrics, tracing: a.tracing, notices: a.notices,
+		countHandled: a.adaptProcs,
+	}
+	a.ingest.writers = make([]*window.Writer, stream.Workers(a.workers))
+	for i := range a.ingest.writers {
+		a.ingest.writers[i] = win.NewWriter()
+	}
+	a.ingest.obsPool.New = func() any { return new(window.Observation) }
+	a.ingest.scratch.New = func() any { return new(wire.TraceScratch) }
+	if cfg.Cluster.Clustered() {
+		c := &cluster{cfg: cfg, log: a.log, now: a.now, win: win, outcomes: a.outcomes, analyses: a.analyses.m, stores: a.stores}
+		if a.cluster, err = newCluster(c, a.gold, a.reg); err != nil {
+			return nil, err
+		}
+	}
+	a.registerMetrics()
+	return a, nil
+}
+
+// registerMetrics adds the App's own series: build info, readiness, what
+// waits for a partner, the client's drops and the JetStream consumer's.
+func (a *App) registerMetrics() {
 	a.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "shadoweval_build_info", Help: "Always 1; the labels say which build of the sidecar runs.",
 		ConstLabels: prometheus.Labels{"version": a.version, "goversion": runtime.Version()},
 	}, func() float64 { return 1 }))
 	a.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "shadoweval_join_pending", Help: "Split-event halves waiting for their partner.",
-	}, func() float64 {
-		a.joinMu.Lock()
-		defer a.joinMu.Unlock()
-		return float64(a.joiner.Len() + a.pairs.len())
-	}))
+	}, func() float64 { return float64(a.ingest.pending()) }))
 	a.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "shadoweval_nats_dropped_messages_total", Help: "Messages the NATS client dropped as a slow consumer (core NATS is at-most-once).",
 	}, func() float64 {
@@ -227,10 +229,7 @@ func New(opt Options) (*App, error) {
 		}
 		return 0
 	}))
-	if a.tracing, err = newEventTracer(opt, a.log); err != nil {
-		return nil, fmt.Errorf("tracing: %w", err)
-	}
-	return a, nil
+	a.registerJetStreamMetrics()
 }
 
 // ingestWorkers is how many goroutines handle each subject: nats.workers,
@@ -303,6 +302,7 @@ func (a *App) Start(ctx context.Context) error {
 	a.nc = nc
 	a.connected.Store(true)
 	a.pub = stream.NewPublisher(nc)
+	a.ingest.pub = a.pub // before the first message
 	if err := a.checkClustered(); err != nil {
 		a.shutdownNATS()
 		return err
@@ -320,20 +320,16 @@ func (a *App) Start(ctx context.Context) error {
 		a.shutdownNATS()
 		return err
 	}
-	s := a.cfg.Subjects
 	switch {
 	case a.cluster != nil:
-		err = a.subscribeCluster(ctx)
+		err = a.cluster.subscribe(ctx, nc, a.replayStart(), a.ingest.handle, a.ingest.unkeyed)
 	case a.cfg.NATS.JetStream:
 		err = a.subscribeJetStream(ctx)
 	default:
 		// Up to 512 MiB of a kind's messages wait in the client, whatever
 		// the number of workers; beyond, NATS drops and the drops are
 		// counted (shadoweval_nats_dropped_messages_total).
-		a.sub, err = stream.Subscribe(nc, map[stream.Kind]string{
-			stream.KindTrace: s.Trace, stream.KindRetrieval: s.Retrieval,
-			stream.KindAnswer: s.Answer, stream.KindJudgement: s.Judgement,
-		}, a.workers, -1, 512<<20, a.handle)
+		a.sub, err = stream.Subscribe(nc, inputSubjects(a.cfg.Subjects), a.workers, -1, 512<<20, a.ingest.handle)
 	}
 	if err != nil {
 		a.shutdownNATS()
@@ -368,7 +364,7 @@ func (a *App) Start(ctx context.Context) error {
 	a.goBackground(func() { a.gateLoop(bg) })
 	a.goBackground(func() { a.historyLoop(bg) })
 	if a.cluster != nil {
-		a.clusterLoops(bg)
+		a.cluster.loops(bg, a.goBackground)
 	}
 	if a.adaptProcs {
 		a.goBackground(func() { a.procsLoop(bg) })
@@ -391,7 +387,7 @@ func (a *App) Stop(ctx context.Context) error {
 	var errs []error
 	if a.cluster != nil {
 		a.subscribed.Store(false)
-		a.stopCluster(ctx)
+		a.cluster.stop(ctx)
 	}
 	if js := a.jsub.Load(); js != nil {
 		a.subscribed.Store(false)
@@ -502,5 +498,5 @@ func (a *App) onGoldReload(set *GoldSet, err error) {
 
 // expireLoop times out split-event halves and judgement halves.
 func (a *App) expireLoop(ctx context.Context) {
-	every(ctx, time.Second, func() { a.expire(a.expiryNow()) })
+	every(ctx, time.Second, func() { a.ingest.expire(a.expiryNow()) })
 }

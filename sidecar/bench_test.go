@@ -13,11 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/stream"
-	"github.com/shadoweval/shadoweval/stream/gen"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 // The apply benchmarks time the whole in-process path of one live event,
@@ -123,7 +125,7 @@ func applyEach(b *testing.B, a *App, msgs []benchMsg) (n int, cpu time.Duration)
 			ts = now.UTC().AppendFormat(ts[:0], gen.TSLayout)
 		}
 		copy(m.data[7:], ts)
-		a.handle(&stream.Message{Kind: stream.KindTrace, Subject: m.subject, Data: m.data, Received: now})
+		a.ingest.handle(&stream.Message{Kind: wire.KindTrace, Subject: m.subject, Data: m.data, Received: now})
 		n++
 	}
 	cpu = processCPU() - cpu0
@@ -206,7 +208,7 @@ func BenchmarkApplyParallel(b *testing.B) {
 				ts = now.UTC().AppendFormat(ts[:0], gen.TSLayout)
 			}
 			copy(m.data[7:], ts)
-			a.handle(&stream.Message{Kind: stream.KindTrace, Subject: m.subject, Data: m.data, Received: now, Worker: w})
+			a.ingest.handle(&stream.Message{Kind: wire.KindTrace, Subject: m.subject, Data: m.data, Received: now, Worker: w})
 			n++
 		}
 		total.Add(int64(n))

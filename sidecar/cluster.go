@@ -41,10 +41,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/vocab"
@@ -55,8 +57,19 @@ import (
 // key token when the input is partitioned.
 const ReasonNoPartitionKey = "no_partition_key"
 
-// cluster is the App's part in a partitioned consumer group.
+// cluster is the replica's part in a partitioned consumer group: its
+// subscription, the parts it writes and reads, and the answers merged
+// from them.
 type cluster struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	now      func() time.Time
+	win      *window.Windows
+	outcomes *window.OutcomeCounter
+	analyses *analysis.Manager
+	stores   *replicaGauges
+	nc       *nats.Conn // set by subscribe
+
 	member     string
 	instance   string
 	members    []string
@@ -94,31 +107,33 @@ type windowPart struct {
 	Acc    json.RawMessage  `json:"acc"`
 }
 
-// newCluster sets up the App's member: its name and partitions, and its
-// gold restricted to them when cluster.gold is partitions.
-func (a *App) newCluster() error {
-	cc := &a.cfg.Cluster
+// newCluster sets up the replica's member: its name and partitions, and
+// gold restricted to them when cluster.gold is partitions. The cluster
+// reads the windows, outcome counts and analyses of the App (c's fields
+// are set by the caller).
+func newCluster(c *cluster, gold *GoldStore, reg prometheus.Registerer) (*cluster, error) {
+	cc := &c.cfg.Cluster
 	member, err := cc.MemberName()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// nats.ack_wait sets how soon a standby takes over a silent pinned
 	// instance: pcgroups derives the pin's lifetime from it.
-	c := &cluster{member: member, instance: nuid.Next(), parts: map[string]*memberPart{}, ackWait: time.Duration(a.cfg.NATS.AckWait)}
+	c.member, c.instance, c.parts, c.ackWait = member, nuid.Next(), map[string]*memberPart{}, time.Duration(c.cfg.NATS.AckWait)
 	for i := range cc.MemberCount() {
 		c.members = append(c.members, strconv.Itoa(i))
 	}
 	c.partitions = stream.MemberPartitions(c.members, cc.Partitions, member)
 	if cc.Gold == "partitions" {
-		p, err := stream.NewPartitioner(a.partitionPrefixTokens(), cc.Partitions)
+		p, err := stream.NewPartitioner(c.partitionPrefixTokens(), cc.Partitions)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		mine := make(map[int]bool, len(c.partitions))
 		for _, n := range c.partitions {
 			mine[n] = true
 		}
-		a.gold.Keep = func(qid string) bool { return mine[p.Partition(stream.PartitionKey(qid))] }
+		gold.Keep = func(qid string) bool { return mine[p.Partition(stream.PartitionKey(qid))] }
 	}
 	c.published = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "shadoweval_cluster_part_writes_total", Help: "Writes of this replica's windows and analyses to cluster.kv_bucket, by result.",
@@ -135,7 +150,7 @@ func (a *App) newCluster() error {
 			return float64(count(c.sub))
 		}
 	}
-	a.reg.MustRegister(c.published, c.lateStart,
+	reg.MustRegister(c.published, c.lateStart,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "shadoweval_cluster_applied_sequence", Help: "Stream sequence of the last message this replica applied.",
 		}, of((*stream.PartitionedSubscription).Applied)),
@@ -145,14 +160,13 @@ func (a *App) newCluster() error {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "shadoweval_cluster_catch_ups_total", Help: "Replays of the member's partitions this replica ran: on joining, each time it was pinned anew, and as a standby.",
 		}, of((*stream.PartitionedSubscription).CatchUps)))
-	a.cluster = c
-	return nil
+	return c, nil
 }
 
 // partitionPrefixTokens is the token count of the input subjects' PREFIX
 // (PREFIX.>, checked by config).
-func (a *App) partitionPrefixTokens() int {
-	p := a.cfg.Subjects.Trace
+func (c *cluster) partitionPrefixTokens() int {
+	p := c.cfg.Subjects.Trace
 	n := 1
 	for i := 0; i < len(p)-2; i++ {
 		if p[i] == '.' {
@@ -162,11 +176,13 @@ func (a *App) partitionPrefixTokens() int {
 	return n
 }
 
-// subscribeCluster opens the cluster bucket and joins the consumer group.
-func (a *App) subscribeCluster(ctx context.Context) error {
-	c := a.cluster
-	cc := &a.cfg.Cluster
-	js, err := jetstream.New(a.nc)
+// subscribe opens the cluster bucket and joins the consumer group, its
+// replay from start; handle gets the member's messages, unkeyed those
+// stored without a partition.
+func (c *cluster) subscribe(ctx context.Context, nc *nats.Conn, start time.Time, handle, unkeyed func(*stream.Message)) error {
+	cc := &c.cfg.Cluster
+	c.nc = nc
+	js, err := jetstream.New(nc)
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
@@ -174,7 +190,7 @@ func (a *App) subscribeCluster(ctx context.Context) error {
 	// ten times stale_after belongs to an instance that is gone.
 	kvc := jetstream.KeyValueConfig{
 		Bucket: cc.Bucket(), Description: "shadoweval cluster: each replica's windows and analyses", History: 1,
-		TTL: 10 * time.Duration(cc.StaleAfter), Storage: jetstream.FileStorage, Replicas: a.cfg.NATS.Replicas,
+		TTL: 10 * time.Duration(cc.StaleAfter), Storage: jetstream.FileStorage, Replicas: c.cfg.NATS.Replicas,
 	}
 	if old, err := js.KeyValue(ctx, cc.Bucket()); err == nil {
 		// An existing bucket keeps its copies: reported, not changed.
@@ -184,37 +200,28 @@ func (a *App) subscribeCluster(ctx context.Context) error {
 	}
 	c.kv, err = js.CreateOrUpdateKeyValue(ctx, kvc)
 	if err != nil {
-		return a.replicasError(fmt.Sprintf("cluster.kv_bucket %q", cc.Bucket()), err)
+		return c.stores.refusal(fmt.Sprintf("cluster.kv_bucket %q", cc.Bucket()), err)
 	}
-	a.noteReplicas("cluster_bucket", cc.Bucket(), kvc.Replicas)
+	c.stores.note("cluster_bucket", cc.Bucket(), kvc.Replicas)
 	// The watch outlives ctx, which ends with Start.
 	if c.watcher, err = c.kv.WatchAll(context.Background()); err != nil {
 		return fmt.Errorf("cluster.kv_bucket %q: %w", cc.Bucket(), err)
 	}
-	s := a.cfg.Subjects
-	span := a.replaySpan()
-	start := a.now().Add(-span)
-	if t := a.analyses.m.EarliestStart(); !t.IsZero() {
-		start = minTime(start, t.Add(-time.Duration(a.cfg.Window.MaxLateness)))
-	}
-	c.sub, err = stream.ConsumePartitioned(ctx, a.nc, stream.PartitionedOptions{
-		Stream: a.cfg.NATS.Stream, Group: a.cfg.NATS.Durable,
-		Subjects: map[stream.Kind]string{
-			stream.KindTrace: s.Trace, stream.KindRetrieval: s.Retrieval,
-			stream.KindAnswer: s.Answer, stream.KindJudgement: s.Judgement,
-		},
+	c.sub, err = stream.ConsumePartitioned(ctx, nc, stream.PartitionedOptions{
+		Stream: c.cfg.NATS.Stream, Group: c.cfg.NATS.Durable,
+		Subjects:   inputSubjects(c.cfg.Subjects),
 		Partitions: cc.Partitions, Members: c.members, Member: c.member,
-		StartTime: start, MaxAge: max(2*span, time.Duration(a.cfg.Analysis.MaxDuration)+span),
-		Replicas: a.cfg.NATS.Replicas, AckWait: c.ackWait, Heartbeat: time.Duration(a.cfg.NATS.Heartbeat),
-		OnError:   func(err error) { a.log.Warn("cluster consumer", "err", err) },
-		OnUnkeyed: a.rejectUnkeyed,
-	}, a.handle)
+		StartTime: start, MaxAge: streamMaxAge(c.cfg),
+		Replicas: c.cfg.NATS.Replicas, AckWait: c.ackWait, Heartbeat: time.Duration(c.cfg.NATS.Heartbeat),
+		OnError:   func(err error) { c.log.Warn("cluster consumer", "err", err) },
+		OnUnkeyed: unkeyed,
+	}, handle)
 	if err != nil {
 		c.watcher.Stop()
-		return a.replicasError("cluster", err)
+		return c.stores.refusal("cluster", err)
 	}
-	a.noteReplicas("stream", a.cfg.NATS.Stream, c.sub.Replicas())
-	a.log.Info("joined the consumer group", "group", a.cfg.NATS.Durable, "member", c.member, "instance", c.instance,
+	c.stores.note("stream", c.cfg.NATS.Stream, c.sub.Replicas())
+	c.log.Info("joined the consumer group", "group", c.cfg.NATS.Durable, "member", c.member, "instance", c.instance,
 		"partitions", c.partitions, "rebuilt_to_sequence", c.sub.Applied())
 	return nil
 }
@@ -222,66 +229,45 @@ func (a *App) subscribeCluster(ctx context.Context) error {
 // subscription is the member's subscription; nil before it joined.
 func (c *cluster) subscription() *stream.PartitionedSubscription { return c.sub }
 
-// rejectUnkeyed dead-letters a message stored without a partition. It is
-// counted in shadoweval_rejected_events_total but in no window: whichever
-// replica is pinned for such messages, the merged windows stay those of
-// the partitioned events alone.
-func (a *App) rejectUnkeyed(m *stream.Message) {
-	a.metrics.rejected.WithLabelValues(ReasonNoPartitionKey).Inc()
-	detail := "subject " + m.Subject + " has no key token (publish to PREFIX.<arm>.<key>, key = the qid or its hash)"
-	if a.notices.first("rejected:"+ReasonNoPartitionKey, slog.LevelWarn, "events rejected ("+ReasonNoPartitionKey+")") {
-		a.log.Warn("event rejected: counted in shadoweval_rejected_events_total and dead-lettered; more of this reason are summed up once a minute",
-			"reason", ReasonNoPartitionKey, "detail", detail, "subject", m.Subject, "deadletter", a.cfg.Subjects.Deadletter)
-	}
-	result := "success"
-	if a.pub == nil || a.pub.DeadLetter(a.cfg.Subjects.Deadletter, m, ReasonNoPartitionKey+": "+clipDetail(detail)) != nil {
-		result = "failure"
-	}
-	a.metrics.deadLetters.WithLabelValues(result).Inc()
-}
-
-// clusterLoops writes this replica's part and follows the other parts and
-// the analyses until ctx ends.
-func (a *App) clusterLoops(ctx context.Context) {
-	c := a.cluster
-	a.goBackground(func() { a.watchParts(ctx) })
-	a.goBackground(func() { a.watchAnalyses(ctx) })
-	interval := time.Duration(a.cfg.Cluster.PublishInterval)
-	a.goBackground(func() {
+// loops writes this replica's part and follows the other parts and the
+// analyses until ctx ends, each in a goroutine run by goBackground.
+func (c *cluster) loops(ctx context.Context, goBackground func(func())) {
+	goBackground(func() { c.watchParts(ctx) })
+	goBackground(func() { c.watchAnalyses(ctx) })
+	interval := time.Duration(c.cfg.Cluster.PublishInterval)
+	goBackground(func() {
 		every(ctx, interval, func() {
 			if err := c.sub.Refresh(ctx, 2*interval); err != nil && ctx.Err() == nil {
-				a.log.Warn("cluster: catching up with the member's stream", "err", err)
+				c.log.Warn("cluster: catching up with the member's stream", "err", err)
 			}
-			a.publishPart(ctx)
+			c.publishPart(ctx)
 		})
 	})
 }
 
 // publishPart writes this replica's part.
-func (a *App) publishPart(ctx context.Context) {
-	c := a.cluster
-	data, err := a.encodePart(a.now())
+func (c *cluster) publishPart(ctx context.Context) {
+	data, err := c.encodePart(c.now())
 	if err == nil {
 		_, err = c.kv.Put(ctx, c.member+"."+c.instance, data)
 	}
 	if err != nil {
 		if ctx.Err() == nil {
 			c.published.WithLabelValues("failure").Inc()
-			a.log.Warn("cluster: part not written", "bucket", a.cfg.Cluster.Bucket(), "err", err)
+			c.log.Warn("cluster: part not written", "bucket", c.cfg.Cluster.Bucket(), "err", err)
 		}
 		return
 	}
 	c.published.WithLabelValues("success").Inc()
 }
 
-func (a *App) encodePart(now time.Time) ([]byte, error) {
-	c := a.cluster
+func (c *cluster) encodePart(now time.Time) ([]byte, error) {
 	p := memberPart{Member: c.member, Instance: c.instance, At: now, Applied: c.sub.Applied()}
-	for _, arm := range a.win.Arms() {
-		types := append([]string{""}, a.win.Types(arm)...)
-		for _, spec := range a.win.Specs() {
+	for _, arm := range c.win.Arms() {
+		types := append([]string{""}, c.win.Types(arm)...)
+		for _, spec := range c.win.Specs() {
 			for _, typ := range types {
-				acc, ok := a.win.Part(arm, spec.Name, typ, now)
+				acc, ok := c.win.Part(arm, spec.Name, typ, now)
 				if !ok {
 					continue
 				}
@@ -291,13 +277,13 @@ func (a *App) encodePart(now time.Time) ([]byte, error) {
 				}
 				wp := windowPart{Arm: arm, Window: spec.Name, Type: typ, Acc: b}
 				if typ == "" {
-					wp.Events = a.outcomes.Counts(arm, spec.Name, now).Map()
+					wp.Events = c.outcomes.Counts(arm, spec.Name, now).Map()
 				}
 				p.Windows = append(p.Windows, wp)
 			}
 		}
 	}
-	for _, x := range a.analyses.m.List() {
+	for _, x := range c.analyses.List() {
 		// Open λ groups are no outcome yet, and no group spans members.
 		s, err := x.Save(analysis.SaveClosedGroups)
 		if err != nil {
@@ -313,8 +299,8 @@ func (a *App) encodePart(now time.Time) ([]byte, error) {
 	if err := zw.Close(); err != nil {
 		return nil, fmt.Errorf("cluster part: %w", err)
 	}
-	if limit := a.nc.MaxPayload() - 1024; int64(buf.Len()) > limit {
-		return nil, fmt.Errorf("cluster part of %d bytes is over the server's max_payload (%d)", buf.Len(), a.nc.MaxPayload())
+	if limit := c.nc.MaxPayload() - 1024; int64(buf.Len()) > limit {
+		return nil, fmt.Errorf("cluster part of %d bytes is over the server's max_payload (%d)", buf.Len(), c.nc.MaxPayload())
 	}
 	return buf.Bytes(), nil
 }
@@ -363,8 +349,7 @@ func parsePart(b []byte) (*memberPart, error) {
 }
 
 // watchParts keeps c.parts as the bucket holds them.
-func (a *App) watchParts(ctx context.Context) {
-	c := a.cluster
+func (c *cluster) watchParts(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -384,7 +369,7 @@ func (a *App) watchParts(ctx context.Context) {
 			}
 			p, err := decodePart(e.Value())
 			if err != nil {
-				a.log.Warn("cluster: unreadable part", "key", e.Key(), "err", err)
+				c.log.Warn("cluster: unreadable part", "key", e.Key(), "err", err)
 				continue
 			}
 			p.At = e.Created() // the server's clock, for every reader alike
@@ -396,25 +381,26 @@ func (a *App) watchParts(ctx context.Context) {
 }
 
 // watchAnalyses applies the analyses other replicas start and end.
-func (a *App) watchAnalyses(ctx context.Context) {
-	js, err := jetstream.New(a.nc)
+func (c *cluster) watchAnalyses(ctx context.Context) {
+	js, err := jetstream.New(c.nc)
 	if err != nil {
 		return
 	}
-	kv, err := js.KeyValue(ctx, a.cfg.Analysis.KVBucket)
+	bucket := c.cfg.Analysis.KVBucket
+	kv, err := js.KeyValue(ctx, bucket)
 	if err != nil {
-		a.log.Warn("cluster: analyses started elsewhere will not reach this replica", "bucket", a.cfg.Analysis.KVBucket, "err", err)
+		c.log.Warn("cluster: analyses started elsewhere will not reach this replica", "bucket", bucket, "err", err)
 		return
 	}
 	// The bucket's current keys come first: one put between the restore at
 	// Start and this watch is not missed.
 	w, err := kv.WatchAll(ctx)
 	if err != nil {
-		a.log.Warn("cluster: analyses started elsewhere will not reach this replica", "bucket", a.cfg.Analysis.KVBucket, "err", err)
+		c.log.Warn("cluster: analyses started elsewhere will not reach this replica", "bucket", bucket, "err", err)
 		return
 	}
 	defer w.Stop()
-	m := a.analyses.m
+	m := c.analyses
 	for {
 		select {
 		case <-ctx.Done():
@@ -433,12 +419,12 @@ func (a *App) watchAnalyses(ctx context.Context) {
 			x, known := m.Get(s.Spec.ID)
 			switch {
 			case !known:
-				if last := a.cluster.sub.LastStored(); !last.IsZero() && last.After(s.Spec.Start) {
-					a.cluster.lateStart.Inc()
-					a.log.Warn("cluster: analysis learned after its start; this member's part of it misses the events between", "analysis", s.Spec.ID, "start", s.Spec.Start, "applied_to", last)
+				if last := c.sub.LastStored(); !last.IsZero() && last.After(s.Spec.Start) {
+					c.lateStart.Inc()
+					c.log.Warn("cluster: analysis learned after its start; this member's part of it misses the events between", "analysis", s.Spec.ID, "start", s.Spec.Start, "applied_to", last)
 				}
 				if err := m.Restore(s); err != nil {
-					a.log.Warn("cluster: analysis from another replica not taken", "analysis", s.Spec.ID, "err", err)
+					c.log.Warn("cluster: analysis from another replica not taken", "analysis", s.Spec.ID, "err", err)
 				}
 			case !s.Ended.IsZero() && x.Running():
 				m.End(s.Spec.ID, s.Ended)
@@ -447,11 +433,10 @@ func (a *App) watchAnalyses(ctx context.Context) {
 	}
 }
 
-// stopCluster leaves the group and removes this replica's part, so that
-// readers go to the member's next instance at once.
-func (a *App) stopCluster(ctx context.Context) {
-	c := a.cluster
-	if c == nil || c.sub == nil {
+// stop leaves the group and removes this replica's part, so that readers
+// go to the member's next instance at once.
+func (c *cluster) stop(ctx context.Context) {
+	if c.sub == nil {
 		return
 	}
 	c.sub.Stop()
@@ -465,9 +450,8 @@ func (a *App) stopCluster(ctx context.Context) {
 
 // chosenParts is, of each member, the part merged (nil when it has none)
 // and its freshness at now.
-func (a *App) chosenParts(now time.Time) ([]*memberPart, []analysis.MemberFreshness) {
-	c := a.cluster
-	stale := time.Duration(a.cfg.Cluster.StaleAfter)
+func (c *cluster) chosenParts(now time.Time) ([]*memberPart, []analysis.MemberFreshness) {
+	stale := time.Duration(c.cfg.Cluster.StaleAfter)
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	parts := make([]*memberPart, len(c.members))
@@ -499,9 +483,9 @@ func (a *App) chosenParts(now time.Time) ([]*memberPart, []analysis.MemberFreshn
 	return parts, fresh
 }
 
-// clusterReport merges the members' parts of arm, window and type.
-func (a *App) clusterReport(arm, win, typ string, now time.Time) (WindowReport, bool) {
-	parts, fresh := a.chosenParts(now)
+// report merges the members' parts of arm, window and type.
+func (c *cluster) report(arm, win, typ string, now time.Time) (WindowReport, bool) {
+	parts, fresh := c.chosenParts(now)
 	var acc *window.Cumulative
 	events := map[string]int64{}
 	for _, p := range parts {
@@ -522,13 +506,13 @@ func (a *App) clusterReport(arm, win, typ string, now time.Time) (WindowReport, 
 			}
 			var cu window.Cumulative
 			if err := json.Unmarshal(wp.Acc, &cu); err != nil {
-				a.log.Warn("cluster: unreadable window part", "member", p.Member, "err", err)
+				c.log.Warn("cluster: unreadable window part", "member", p.Member, "err", err)
 				continue
 			}
 			if acc == nil {
 				acc = &cu
 			} else if err := acc.Merge(&cu); err != nil {
-				a.log.Warn("cluster: window parts do not merge", "member", p.Member, "err", err)
+				c.log.Warn("cluster: window parts do not merge", "member", p.Member, "err", err)
 			}
 		}
 	}
@@ -542,9 +526,9 @@ func (a *App) clusterReport(arm, win, typ string, now time.Time) (WindowReport, 
 	return rep, true
 }
 
-// clusterArms are the arms of every member's part, sorted.
-func (a *App) clusterArms(now time.Time) []string {
-	parts, _ := a.chosenParts(now)
+// arms are the arms of every member's part, sorted.
+func (c *cluster) arms(now time.Time) []string {
+	parts, _ := c.chosenParts(now)
 	seen := map[string]bool{}
 	for _, p := range parts {
 		if p == nil {
@@ -562,10 +546,10 @@ func (a *App) clusterArms(now time.Time) []string {
 	return arms
 }
 
-// clusterResult judges an over every member's part of it.
-func (a *App) clusterResult(an *analysis.Analysis) analysis.Result {
-	now := a.now()
-	parts, fresh := a.chosenParts(now)
+// result judges an over every member's part of it.
+func (c *cluster) result(an *analysis.Analysis) analysis.Result {
+	now := c.now()
+	parts, fresh := c.chosenParts(now)
 	id := an.Spec().ID
 	var saved []analysis.Saved
 	var behind []string
@@ -583,7 +567,7 @@ func (a *App) clusterResult(an *analysis.Analysis) analysis.Result {
 		case !found:
 			behind = append(behind, "member "+fresh[i].Member+" has not written this analysis yet")
 		case fresh[i].Stale:
-			behind = append(behind, fmt.Sprintf("member %s's part is %.0f s old (cluster.stale_after %s)", fresh[i].Member, fresh[i].AgeSeconds, time.Duration(a.cfg.Cluster.StaleAfter)))
+			behind = append(behind, fmt.Sprintf("member %s's part is %.0f s old (cluster.stale_after %s)", fresh[i].Member, fresh[i].AgeSeconds, time.Duration(c.cfg.Cluster.StaleAfter)))
 		}
 	}
 	r, err := an.MergedResult(saved)
@@ -591,7 +575,7 @@ func (a *App) clusterResult(an *analysis.Analysis) analysis.Result {
 		r = an.Result()
 		r.Verdict, r.Reason, r.Checks = analysis.Inconclusive, "no member has written this analysis yet", nil
 	} else if err != nil {
-		a.log.Warn("cluster: analysis parts do not merge", "analysis", id, "err", err)
+		c.log.Warn("cluster: analysis parts do not merge", "analysis", id, "err", err)
 		r = an.Result()
 		r.Verdict, r.Reason = analysis.Inconclusive, err.Error()
 	}

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/nats-io/nats.go"
 
 	"github.com/shadoweval/shadoweval/sidecar"
@@ -61,7 +63,7 @@ func keyed(pubs []jsPub) []jsPub {
 	out := make([]jsPub, len(pubs))
 	for i, p := range pubs {
 		key := "k0"
-		if q := stream.EventQID(p.data); q != "" {
+		if q := wire.EventQID(p.data); q != "" {
 			key = stream.PartitionKey(q)
 		}
 		p.subject += "." + key

@@ -75,7 +75,7 @@ func TestClusterResultFreshness(t *testing.T) {
 				a.cluster.parts[id+".i"] = &memberPart{Member: id, Instance: "i", At: now.Add(-age), Applied: 10, Analyses: []analysis.Saved{part(c.set, m)}}
 			}
 			x, _ := a.analyses.m.Get("r")
-			r := a.clusterResult(x)
+			r := a.cluster.result(x)
 			if r.Verdict != c.want || !strings.Contains(r.Reason, c.reasonHas) {
 				t.Fatalf("verdict %s (%q), want %s with %q", r.Verdict, r.Reason, c.want, c.reasonHas)
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // Idempotency (SPEC §9): an event whose key was already applied inside the
@@ -53,12 +54,26 @@ func newDeduper(longest, res, maxLate time.Duration) *deduper {
 	}
 }
 
+// message applies the rule to a decoded, valid message of arm with event
+// time t: its key is eventID, else its Nats-Msg-Id header, else its
+// stream sequence; a core NATS message with neither id has none.
+func (d *deduper) message(m *stream.Message, arm, eventID string, t time.Time) dedupeResult {
+	id := eventID
+	if id == "" && m.Header != nil {
+		id = stream.MsgID(m.Header)
+	}
+	if id == "" && m.Seq == 0 {
+		return dedupeNew // nothing to go by
+	}
+	return d.check(m.Kind, arm, id, m.Seq, t, m.Received)
+}
+
 // check looks the key up and records it when new. seq is the stream
 // sequence (0: core NATS); with id "" the key is the sequence itself. t
 // is the event time and now the message's clock. An event time beyond
 // what the windows accept is never recorded: such an event is late or
 // rejected, and a flood of them cannot grow the set.
-func (d *deduper) check(kind stream.Kind, arm, id string, seq uint64, t, now time.Time) dedupeResult {
+func (d *deduper) check(kind wire.Kind, arm, id string, seq uint64, t, now time.Time) dedupeResult {
 	var h maphash.Hash
 	h.SetSeed(d.seed)
 	h.WriteByte(byte(kind))

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shadoweval/shadoweval/sidecar/offline"
-	"github.com/shadoweval/shadoweval/stream/gen"
+	"github.com/shadoweval/shadoweval/offline"
 	"github.com/shadoweval/shadoweval/testenv"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 // dataSet is one generated gold file and trace file.

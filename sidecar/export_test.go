@@ -3,6 +3,8 @@ package sidecar
 import (
 	"context"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/shadoweval/shadoweval/stream"
@@ -14,7 +16,7 @@ import (
 // app's clock, as the background ticker does every second. End-to-end tests
 // move their clock (Options.Now) past join.ttl and call it instead of
 // waiting for the next tick.
-func (a *App) ExpireNow() { a.expire(a.now()) }
+func (a *App) ExpireNow() { a.ingest.expire(a.now()) }
 
 // EvaluateGatesNow runs one gate evaluation at the app's clock (alerts),
 // as the gate loop does on its ticker. End-to-end tests move their clock
@@ -36,12 +38,14 @@ func WithSpanProcessor(p sdktrace.SpanProcessor) func(*Options) {
 // TracingOn tells whether the app makes spans at all.
 func (a *App) TracingOn() bool { return a.tracing.on }
 
-// TraceHooks runs the ingest path's tracing hooks on m as a scored, an
-// unlabeled and a rejected event would, for tests of their cost.
-func (a *App) TraceHooks(m *stream.Message, e *stream.TraceEvent, o *window.Observation) {
-	a.tracing.scored(m, e, o, vocab.Scored)
-	a.tracing.scored(m, e, nil, vocab.Unlabeled)
-	a.tracing.rejected(m, e.Arm, ReasonBadEvent)
+// TraceHooks runs the ingest path's tracing hook on m as a scored, an
+// unlabeled and a rejected event would end, for tests of its cost.
+func (a *App) TraceHooks(m *stream.Message, e *wire.TraceEvent, o *window.Observation) {
+	scored, unlabeled := tracedEnd(vocab.Scored, e, o), tracedEnd(vocab.Unlabeled, e, nil)
+	refused := rejected(e.Arm, ReasonBadEvent, "")
+	a.tracing.span(m, &scored)
+	a.tracing.span(m, &unlabeled)
+	a.tracing.span(m, &refused)
 }
 
 // GoldKey is the λ group key the store gave qid in the set in force (0:

@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -22,7 +20,7 @@ import (
 	"github.com/shadoweval/shadoweval/sidecar"
 	"github.com/shadoweval/shadoweval/sidecar/alert"
 	"github.com/shadoweval/shadoweval/sidecar/gates"
-	"github.com/shadoweval/shadoweval/stream/gen"
+	"github.com/shadoweval/shadoweval/wire/gen"
 
 	"github.com/shadoweval/shadoweval/testenv"
 )
@@ -268,10 +266,7 @@ func writeGenGold(t testing.TB, opt gen.Options) string {
 	if err := gen.WriteGold(&buf, opt); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "gold.jsonl")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := testenv.WriteFile(t, t.TempDir(), "gold.jsonl", buf.Bytes())
 	return path
 }
 

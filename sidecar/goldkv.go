@@ -40,7 +40,7 @@ func (a *App) openGoldKV(ctx context.Context) error {
 		return fmt.Errorf("gold.kv_bucket %q: %w", bucket, err)
 	}
 	a.goldKV = w
-	a.noteReplicas("gold_bucket", bucket, w.Replicas())
+	a.stores.note("gold_bucket", bucket, w.Replicas())
 	rejects := a.gold.LoadKV(initial)
 	a.goldKVRejected(rejects)
 	set := a.gold.Current()

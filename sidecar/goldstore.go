@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/shadoweval/shadoweval/sidecar/checks"
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/window"
@@ -58,7 +60,7 @@ func loadGold(path string, keep func(qid string) bool) (*GoldSet, error) {
 		return nil, fmt.Errorf("gold %w", err)
 	}
 	items := make(map[string]*checks.Gold)
-	err = stream.ReadGoldFileKeeping(path, keep, checks.NewGold, func(g *checks.Gold) {
+	err = wire.ReadGoldFileKeeping(path, keep, checks.NewGold, func(g *checks.Gold) {
 		if keep == nil || keep(g.QID) { // a row whose qid only the decoder reads
 			items[g.QID] = g
 		}
@@ -218,7 +220,7 @@ func (s *GoldStore) applyKV(kv map[string]*checks.Gold, changes []stream.KVChang
 // decodeGoldValue decodes the value of a bucket key: one gold line whose
 // qid is the key, so that a key names the one item it holds.
 func decodeGoldValue(key string, value []byte) (*checks.Gold, string, error) {
-	g, err := stream.DecodeGold(value)
+	g, err := wire.DecodeGold(value)
 	if err != nil {
 		return nil, decodeReason(err), err
 	}

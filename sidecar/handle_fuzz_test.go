@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/vocab"
@@ -26,7 +28,7 @@ func FuzzHandle(f *testing.F) {
 		"{\"qid\":\"A\xff\"}",
 		`{"qid":"A1","ts":"2099-01-01T00:00:00Z"}`,
 	} {
-		for k := range stream.NumKinds {
+		for k := range wire.NumKinds {
 			f.Add(uint8(k), "h", []byte(s))
 		}
 	}
@@ -51,11 +53,11 @@ func FuzzHandle(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, kind uint8, arm string, data []byte) {
-		k := stream.Kind(kind % stream.NumKinds)
+		k := wire.Kind(kind % wire.NumKinds)
 		m := &stream.Message{Kind: k, Subject: "rag." + k.String() + "." + arm, Data: data}
 		total := sumOutcomes(a, now)
-		a.handle(m)
-		if k != stream.KindTrace {
+		a.ingest.handle(m)
+		if k != wire.KindTrace {
 			return
 		}
 		if got := sumOutcomes(a, now); got != total+1 {
@@ -67,7 +69,7 @@ func FuzzHandle(f *testing.F) {
 // sumOutcomes is every outcome counted over the 1h windows of every arm.
 func sumOutcomes(a *App, now time.Time) int64 {
 	arms := []string{vocab.Other}
-	for arm := range *a.arms.seen.Load() {
+	for arm := range *a.ingest.arms.seen.Load() {
 		arms = append(arms, arm)
 	}
 	var n int64

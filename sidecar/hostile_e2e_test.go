@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -221,10 +220,7 @@ func typedGold(t *testing.T, n int) string {
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(&b, `{"qid":"T%d","answerable":true,"gold_claim_substr":["typed answer %d"],"gold_citations":["t%d"],"type":"ty%d"}`+"\n", i, i, i, i)
 	}
-	path := filepath.Join(t.TempDir(), "typed.jsonl")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := testenv.WriteFile(t, t.TempDir(), "typed.jsonl", []byte(b.String()))
 	return path
 }
 

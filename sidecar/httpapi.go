@@ -86,7 +86,7 @@ type MetricValue struct {
 // content type together).
 func (a *App) Report(arm, win, contentType string, now time.Time) (WindowReport, bool) {
 	if a.cluster != nil {
-		return a.clusterReport(arm, win, contentType, now)
+		return a.cluster.report(arm, win, contentType, now)
 	}
 	// Counts before the snapshot: an event is counted after it is applied,
 	// so the metrics then hold at least every event counted.
@@ -135,7 +135,7 @@ func metricValues(m map[string]window.Value) map[string]MetricValue {
 // cluster.
 func (a *App) reportArms(now time.Time) []string {
 	if a.cluster != nil {
-		return a.clusterArms(now)
+		return a.cluster.arms(now)
 	}
 	return a.win.Arms()
 }

@@ -5,21 +5,29 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/sidecar/analysis"
 	"github.com/shadoweval/shadoweval/sidecar/checks"
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
-// The path of a message: handle decodes it, takes its arm and idempotency
-// key, joins or pairs its halves, and has the pure checks
+// The path of a message. The subscriptions call ingester.handle, which
+// decodes the message, takes its arm and idempotency key and pairs
+// judgements (this file); joins split halves and has the pure checks
 // (checks.Evaluate) turn a scored event into an observation that it adds
-// to the windows and counts with one outcome. Everything that needs the
-// message (its clock, its worker's tally, its span, its dead letter) is
-// done here; the helpers it calls (deduper, Joiner, pairer, GoldStore,
-// windows, tallies) never see it.
+// to the windows and the analyses (score.go). Each step returns how the
+// message ended, and one call of outcome (outcome.go) records that end:
+// its count by outcome and its goroutine's tally, its span, and for a
+// rejection the counter, the log notice and the dead letter. The helpers
+// the path calls (Joiner, pairer, GoldStore, checks, windows, analyses,
+// tallies) see decoded values only; the deduper reads the message's ids.
 
 // Reasons an event is rejected (the shadoweval_rejected_events_total label
 // and the dead-letter header).
@@ -38,14 +46,50 @@ const (
 	ReasonInvalidUTF8    = "invalid_utf8" // a string that is not UTF-8
 )
 
-// handle is called by the NATS subscriptions, one goroutine per kind.
-func (a *App) handle(m *stream.Message) {
-	if a.adaptProcs {
-		a.handled.Add(1)
+// ingester owns the event path. Its parts are built by the App and passed
+// in; pub is set by Start before the first message.
+type ingester struct {
+	limits      config.LimitsConfig
+	deadletter  string // subjects.deadletter
+	logPayloads bool
+	log         *slog.Logger
+	now         func() time.Time
+	// realClock: now is time.Now, so the time a subscription stamped on
+	// a message is already the app's clock.
+	realClock bool
+	// expiryNow is the clock halves age by (App.expiryNow).
+	expiryNow func() time.Time
+
+	arms     *labelSet
+	gold     *GoldStore
+	dedupe   *deduper
+	evalOpt  checks.Options
+	joinMu   sync.Mutex
+	joiner   *wire.Joiner
+	pairs    *pairer
+	win      *window.Windows
+	writers  []*window.Writer // one per ingest goroutine (stream.Message.Worker)
+	analyses *analysis.Manager
+	outcomes *window.OutcomeCounter
+	metrics  *appMetrics
+	tracing  *eventTracer
+	notices  *notices
+	pub      *stream.Publisher // nil: dead letters are counted as failures
+
+	countHandled bool          // count handled, for AdaptProcs
+	handled      atomic.Uint64 // messages handled
+	obsPool      sync.Pool     // *window.Observation
+	scratch      sync.Pool     // *wire.TraceScratch
+}
+
+// handle is called by the NATS subscriptions, one goroutine each.
+func (in *ingester) handle(m *stream.Message) {
+	if in.countHandled {
+		in.handled.Add(1)
 	}
 	// Arrival time on the app's clock: join and pair ages are compared with
-	// a.now() in expire, and it stands in for a missing event time.
-	// In JetStream mode the consumer sets it to the time the server stored
+	// it in expire, and it stands in for a missing event time. In
+	// JetStream mode the consumer sets it to the time the server stored
 	// the message, the message's clock on every replay (jetstream.go).
 	// Reading the clock costs about as much as a tenth of an event, so
 	// the time the subscription stamped is kept when it is the app's clock.
@@ -53,306 +97,127 @@ func (a *App) handle(m *stream.Message) {
 	switch {
 	case !m.Stored.IsZero():
 		start = time.Now()
-	case a.realClock && !m.Received.IsZero():
+	case in.realClock && !m.Received.IsZero():
 		start = m.Received
 	default:
-		m.Received = a.now()
+		m.Received = in.now()
 		start = m.Received
-		if !a.realClock {
+		if !in.realClock {
 			start = time.Now()
 		}
 	}
-	// The subject's arm is only a fallback: it is admitted to the arm set
-	// only when the event names none (or cannot be read), so that the key
-	// tokens of keyed subjects never take the places of real arms.
-	subjectArm := cmp.Or(stream.ArmFromSubject(m.Subject), vocab.DefaultArm)
-	if len(m.Data) > a.cfg.Limits.MaxMessageBytes {
-		a.reject(m, a.arms.get(subjectArm), ReasonTooLarge, "message of "+itoa(len(m.Data))+" bytes")
-		return
+	// The event's lists live in sc, and its observation in o, until its
+	// end is recorded.
+	sc := in.scratch.Get().(*wire.TraceScratch)
+	o := in.obsPool.Get().(*window.Observation)
+	var end ending
+	switch {
+	case len(m.Data) > in.limits.MaxMessageBytes:
+		end = in.refuse(m, ReasonTooLarge, "message of "+itoa(len(m.Data))+" bytes")
+	case m.Kind == wire.KindJudgement:
+		end = in.judgement(m)
+	default:
+		end = in.trace(m, sc, o)
 	}
-	if m.Kind == stream.KindJudgement {
-		a.handleJudgement(m, subjectArm)
-	} else {
-		a.handleTrace(m, subjectArm)
-	}
-	a.tallyOf(m).processed(m.Kind, time.Since(start).Seconds())
+	end.kind, end.at, end.start = m.Kind, m.Received, start
+	in.outcome(m, end)
+	in.obsPool.Put(o)
+	in.scratch.Put(sc)
 }
 
-// addObservation adds o to the windows through the Writer of the goroutine
-// that delivered m (nil, or a message of no ingest goroutine: directly).
-func (a *App) addObservation(m *stream.Message, o *window.Observation, now time.Time) error {
-	if m == nil || m.Worker < 0 || m.Worker >= len(a.writers) {
-		return a.win.Add(o, now)
-	}
-	return a.writers[m.Worker].Add(o, now)
-}
-
-// tallyOf is the metric tally of the goroutine that delivered m (nil: the
-// shared one).
-func (a *App) tallyOf(m *stream.Message) *tally {
-	if m == nil {
-		return a.metrics.tally(-1)
-	}
-	return a.metrics.tally(m.Worker)
-}
-
-func (a *App) handleTrace(m *stream.Message, subjectArm string) {
+// trace takes a trace, retrieval or answer event as far as the windows:
+// decoded and checked, its arm admitted, not seen before, it is scored
+// (score.go) or, a split half, joined to its partner first.
+func (in *ingester) trace(m *stream.Message, sc *wire.TraceScratch, o *window.Observation) ending {
 	// nats.go gives each message its own payload, which the event's
-	// strings share; its lists live in sc until the handler is done.
-	sc := a.scratch.Get().(*stream.TraceScratch)
-	defer a.scratch.Put(sc)
-	e, err := stream.DecodeTraceReuse(m.Data, sc)
+	// strings share.
+	e, err := wire.DecodeTraceReuse(m.Data, sc)
 	if err != nil {
-		a.reject(m, a.arms.get(subjectArm), decodeReason(err), err.Error())
-		return
+		return in.refuse(m, decodeReason(err), err.Error())
 	}
-	// The set's copy: e.Arm shares the message's memory
-	// (DecodeTraceShared).
-	e.Arm = a.arms.get(cmp.Or(e.Arm, subjectArm))
-	if len(e.TopK) > a.cfg.Limits.MaxTopK || len(e.RetrievedIDs) > a.cfg.Limits.MaxTopK {
-		a.reject(m, e.Arm, ReasonTooManyItems, "more than "+itoa(a.cfg.Limits.MaxTopK)+" ranked items")
-		return
+	// The subject's arm is only a fallback: it is admitted to the arm set
+	// only when the event names none, so that the key tokens of keyed
+	// subjects never take the places of real arms. The set's copy: e.Arm
+	// shares the message's memory.
+	e.Arm = in.arms.get(cmp.Or(e.Arm, stream.ArmFromSubject(m.Subject), vocab.DefaultArm))
+	if len(e.TopK) > in.limits.MaxTopK || len(e.RetrievedIDs) > in.limits.MaxTopK {
+		return rejected(e.Arm, ReasonTooManyItems, "more than "+itoa(in.limits.MaxTopK)+" ranked items")
 	}
 	sent := e.TS // zero: the event carries no ts
 	if e.TS.IsZero() {
 		e.TS = m.Received
 	}
-	if a.duplicate(m, e.Arm, e.EventID, e.TS) {
-		return
+	switch in.dedupe.message(m, e.Arm, e.EventID, e.TS) {
+	case dedupeDuplicate:
+		return ended(vocab.Duplicate, e.Arm)
+	case dedupeRedelivery:
+		return waiting
 	}
-	switch m.Kind {
-	case stream.KindTrace:
-		a.score(m, &e, true, sent)
-	case stream.KindRetrieval, stream.KindAnswer:
-		a.join(m, &e, sent)
+	if m.Kind == wire.KindTrace {
+		return in.score(m, &e, true, sent, o)
 	}
+	return in.join(m, &e, sent, o)
 }
 
-// handleJudgement pairs Scholar and Auditor judgements and applies each
-// pair to the agreement metrics of its arm.
-func (a *App) handleJudgement(m *stream.Message, subjectArm string) {
-	j, err := stream.DecodeJudgement(m.Data)
+// judgement pairs Scholar and Auditor judgements and applies each pair to
+// the agreement metrics of its arm.
+func (in *ingester) judgement(m *stream.Message) ending {
+	j, err := wire.DecodeJudgement(m.Data)
 	if err != nil {
-		a.reject(m, a.arms.get(subjectArm), decodeReason(err), err.Error())
-		return
+		return in.refuse(m, decodeReason(err), err.Error())
 	}
-	arm := a.arms.get(cmp.Or(j.Arm, subjectArm))
-	if len(j.RetrievedIDs) > a.cfg.Limits.MaxTopK {
-		a.reject(m, arm, ReasonTooManyItems, "more than "+itoa(a.cfg.Limits.MaxTopK)+" ranked items")
-		return
+	arm := in.arms.get(cmp.Or(j.Arm, stream.ArmFromSubject(m.Subject), vocab.DefaultArm))
+	if len(j.RetrievedIDs) > in.limits.MaxTopK {
+		return rejected(arm, ReasonTooManyItems, "more than "+itoa(in.limits.MaxTopK)+" ranked items")
 	}
-	if a.duplicate(m, arm, "", m.Received) {
-		return
+	switch in.dedupe.message(m, arm, "", m.Received) {
+	case dedupeDuplicate:
+		return ended(vocab.Duplicate, arm)
+	case dedupeRedelivery:
+		return waiting
 	}
-	id := j.RequestID
-	if id == "" {
-		id = j.QID
-	}
-	a.joinMu.Lock()
-	scholar, auditor, replaced, evicted := a.pairs.offer(pairKey{arm, id}, j, m.Received)
-	a.joinMu.Unlock()
+	in.joinMu.Lock()
+	scholar, auditor, replaced, evicted := in.pairs.offer(pairKey{arm, cmp.Or(j.RequestID, j.QID)}, j, m.Received)
+	in.joinMu.Unlock()
 	for _, evictedArm := range evicted {
-		a.countAt(m, stream.KindJudgement, evictedArm, vocab.JoinTimeout, m.Received)
+		end := ended(vocab.JoinTimeout, evictedArm)
+		end.kind, end.at = wire.KindJudgement, m.Received
+		in.outcome(nil, end)
 	}
 	switch {
 	case replaced:
-		a.countAt(m, stream.KindJudgement, arm, vocab.Duplicate, m.Received)
-	case scholar != nil:
-		typ := ""
-		if g, ok := a.gold.Lookup(j.QID); ok {
-			typ = g.Type
-		}
-		p := &window.PairObservation{Arm: arm, Type: typ, QID: j.QID, RequestID: j.RequestID, Time: m.Received, Scholar: scholar.Label, Auditor: auditor.Label}
-		err := a.win.AddPair(p, m.Received)
-		switch {
-		case err == nil:
-			a.observeAnalysesPair(p)
-			a.countAt(m, stream.KindJudgement, arm, vocab.Scored, m.Received)
-			a.countAt(m, stream.KindJudgement, arm, vocab.Scored, m.Received)
-		case err == window.ErrLate:
-			a.countAt(m, stream.KindJudgement, arm, vocab.Late, m.Received)
-		default:
-			a.reject(m, arm, ReasonBadObservation, err.Error())
-		}
+		return ended(vocab.Duplicate, arm)
+	case scholar == nil:
+		return waiting
 	}
-}
-
-// duplicate applies the idempotency rule to a decoded, valid message of
-// arm with event time t: true when it must go no further, because it was
-// counted as a duplicate or is a redelivery of a message already applied.
-func (a *App) duplicate(m *stream.Message, arm, eventID string, t time.Time) bool {
-	id := eventID
-	if id == "" && m.Header != nil {
-		id = stream.MsgID(m.Header)
+	typ := ""
+	if g, ok := in.gold.Lookup(j.QID); ok {
+		typ = g.Type
 	}
-	if id == "" && m.Seq == 0 {
-		return false // core NATS, no id: nothing to go by
-	}
-	switch a.dedupe.check(m.Kind, arm, id, m.Seq, t, m.Received) {
-	case dedupeDuplicate:
-		a.countAt(m, m.Kind, arm, vocab.Duplicate, m.Received)
-		return true
-	case dedupeRedelivery:
-		return true
-	}
-	return false
-}
-
-// join pairs split retrieval and answer halves on (arm, request_id). sent
-// is the ts of this half, zero when it had none.
-func (a *App) join(m *stream.Message, e *stream.TraceEvent, sent time.Time) {
-	a.joinMu.Lock()
-	merged, joined, evicted, err := a.joiner.Offer(m.Kind, e.Detached(), m.Received)
-	a.joinMu.Unlock()
-	a.settle(evicted, m.Received)
-	switch {
-	case errors.Is(err, stream.ErrNoRequestID):
-		if m.Kind == stream.KindRetrieval {
-			// Nothing can ever join it: score what it has.
-			a.score(m, e, false, sent)
-			return
-		}
-		a.reject(m, e.Arm, ReasonNoRequestID, "an answer half needs request_id to be joined")
+	p := &window.PairObservation{Arm: arm, Type: typ, QID: j.QID, RequestID: j.RequestID, Time: m.Received, Scholar: scholar.Label, Auditor: auditor.Label}
+	switch err := in.win.AddPair(p, m.Received); {
+	case err == window.ErrLate:
+		return ended(vocab.Late, arm)
 	case err != nil:
-		a.reject(m, e.Arm, ReasonQIDMismatch, err.Error())
-	case joined:
-		a.score(m, &merged, true, sent)
+		return rejected(arm, ReasonBadObservation, err.Error())
 	}
+	if err := in.analyses.ObservePair(p, p.Time); err != nil {
+		in.log.Warn("judgement pair refused by an analysis", "arm", p.Arm, "err", err)
+	}
+	end := ended(vocab.Scored, arm)
+	end.n = 2 // this judgement and its partner
+	return end
 }
 
-// settle accounts for halves the joiner gave up on: a retrieval half is
-// still scored for retrieval metrics, every half counts as a join timeout,
-// and a half replaced by a newer one of the same kind is a duplicate; now
-// is the clock they are counted at.
-func (a *App) settle(gone []stream.Pending, now time.Time) {
-	for i := range gone {
-		p := &gone[i]
-		if p.Reason == stream.ReasonReplaced {
-			a.countAt(nil, p.Kind, p.Event.Arm, vocab.Duplicate, now)
-			continue
-		}
-		a.countAt(nil, p.Kind, p.Event.Arm, vocab.JoinTimeout, now)
-		if p.Kind == stream.KindRetrieval {
-			// Its outcome is the join timeout just counted; it still
-			// feeds the retrieval metrics.
-			a.scoreEvent(p.Kind, &p.Event, false, time.Time{}, false, nil)
-		}
-	}
-}
-
-func (a *App) expire(now time.Time) {
-	a.joinMu.Lock()
-	gone := a.joiner.Expire(now)
-	pairsGone := a.pairs.expire(now)
-	a.joinMu.Unlock()
-	a.settle(gone, now)
-	for _, arm := range pairsGone {
-		a.countAt(nil, stream.KindJudgement, arm, vocab.JoinTimeout, now)
-	}
-}
-
-// score joins an event to its gold item and applies it to the windows.
-func (a *App) score(m *stream.Message, e *stream.TraceEvent, hasAnswer bool, sent time.Time) {
-	reason, detail := a.scoreEvent(m.Kind, e, hasAnswer, sent, true, m)
-	if reason != "" {
-		a.reject(m, e.Arm, reason, detail)
-	}
-}
-
-// scoreEvent returns a rejection reason when the event cannot be scored.
-// sent is the ts the event carried (zero: none); the time from it to the
-// window add is observed as the event lag.
-// count is false when the event's outcome was counted already, so that
-// every message has exactly one outcome. m is the message that delivered
-// it, for its span (nil: none).
-func (a *App) scoreEvent(kind stream.Kind, e *stream.TraceEvent, hasAnswer bool, sent time.Time, count bool, m *stream.Message) (reason, detail string) {
-	g, ok := a.gold.Lookup(e.QID)
-	if ok {
-		// A span may outlive the message: it keeps the gold set's copy
-		// of the qid (the observation has it from the gold item too).
-		e.QID = g.QID
-	} else {
-		a.tracing.scored(m, e, nil, vocab.Unlabeled)
-		if count {
-			a.countAt(m, kind, e.Arm, vocab.Unlabeled, a.clockOf(m))
-			if m != nil && !m.Replayed && a.notices.first("unlabeled", slog.LevelInfo, "events unlabeled") {
-				a.log.Info("event unlabeled: no gold item has its qid; counted as unlabeled, not scored; more are summed up once a minute",
-					"qid", e.QID, "arm", e.Arm, "subject", m.Subject, "gold_items", a.gold.Current().Len())
-			}
-		}
-		return "", ""
-	}
-	o := a.obsPool.Get().(*window.Observation)
-	defer a.obsPool.Put(o)
-	if err := checks.Evaluate(e, g, hasAnswer, a.evalOpt, o); err != nil {
-		return ReasonBadEvent, err.Error()
-	}
-	now := a.clockOf(m)
-	switch err := a.addObservation(m, o, now); {
-	case errors.Is(err, window.ErrLate):
-		a.tracing.scored(m, e, o, vocab.Late)
-		if count {
-			a.countAt(m, kind, e.Arm, vocab.Late, now)
-			if m != nil && !m.Replayed && a.notices.first("late", slog.LevelInfo, "events late") {
-				a.log.Info("event late: its ts is older than the longest window, or more than window.max_lateness behind the newest event of its arm; counted as late, not scored; more are summed up once a minute",
-					"qid", e.QID, "arm", e.Arm, "ts", e.TS.UTC().Format(time.RFC3339Nano), "clock", now.UTC().Format(time.RFC3339), "subject", m.Subject)
-			}
-		}
-		return "", ""
-	case errors.Is(err, window.ErrFuture):
-		return ReasonFuture, "ts " + e.TS.Format(time.RFC3339) + " is ahead of this clock by more than window.max_lateness"
-	case err != nil:
-		return ReasonBadObservation, err.Error()
-	}
-	lag := -1.0
-	if !sent.IsZero() {
-		lag = max(0, now.Sub(sent).Seconds())
-	}
-	a.observeAnalyses(o, now)
-	a.tallyOf(m).scored(kind, o, lag, count)
-	a.tracing.scored(m, e, o, vocab.Scored)
-	if count {
-		a.outcomes.Count(e.Arm, vocab.Scored, now)
-	}
-	return "", ""
-}
-
-// countAt counts an outcome at now: the clock of the message that had it
-// (m.Received; in JetStream mode the time the server stored it), or the
-// clock of an expiry. m is the message being handled, whose goroutine's
-// tally counts it (nil: the shared tally).
-func (a *App) countAt(m *stream.Message, kind stream.Kind, arm string, o vocab.Outcome, now time.Time) {
-	a.tallyOf(m).event(kind, arm, o)
-	a.outcomes.Count(arm, o, now)
-}
-
-// reject counts a refused event and publishes it to the dead-letter
-// subject with its reason.
-func (a *App) reject(m *stream.Message, arm, reason, detail string) {
-	a.tracing.rejected(m, arm, reason)
-	a.countAt(m, m.Kind, arm, vocab.Rejected, m.Received)
-	a.metrics.rejected.WithLabelValues(reason).Inc()
-	detail = clipDetail(detail)
-	if m.Replayed {
-		return // dead-lettered and logged by the process that first applied it
-	}
-	if a.notices.first("rejected:"+reason, slog.LevelWarn, "events rejected ("+reason+")") {
-		a.log.Warn("event rejected: counted in shadoweval_rejected_events_total and dead-lettered; more of this reason are summed up once a minute",
-			"reason", reason, "detail", detail, "subject", m.Subject, "arm", arm, "deadletter", a.cfg.Subjects.Deadletter)
-	}
-	result := "success"
-	if a.pub == nil || a.pub.DeadLetter(a.cfg.Subjects.Deadletter, m, reason+": "+detail) != nil {
-		result = "failure"
-	}
-	a.metrics.deadLetters.WithLabelValues(result).Inc()
-	if a.cfg.Log.Payloads {
-		a.log.Debug("event rejected", "reason", reason, "detail", detail, "subject", m.Subject, "payload", string(m.Data))
-	}
+// refuse is the end of a message refused before its event could be read:
+// its arm is the subject's.
+func (in *ingester) refuse(m *stream.Message, reason, detail string) ending {
+	return rejected(in.arms.get(cmp.Or(stream.ArmFromSubject(m.Subject), vocab.DefaultArm)), reason, detail)
 }
 
 // decodeReason classifies a decoder error.
 func decodeReason(err error) string {
-	var fe *stream.FieldError
+	var fe *wire.FieldError
 	if errors.As(err, &fe) {
 		switch {
 		case strings.HasSuffix(fe.Msg, "exceeded max depth"):

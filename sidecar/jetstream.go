@@ -53,7 +53,11 @@ package sidecar
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
+
+	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/wire"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -62,44 +66,54 @@ import (
 
 // replaySpan is how far back a start replays: the longest window and the
 // lateness allowed behind it.
-func (a *App) replaySpan() time.Duration {
-	return a.longestWindow() + time.Duration(a.cfg.Window.MaxLateness)
+func replaySpan(cfg *config.Config) time.Duration {
+	return cfg.LongestWindow() + time.Duration(cfg.Window.MaxLateness)
 }
 
-// longestWindow is the length of the longest configured window.
-func (a *App) longestWindow() time.Duration {
-	var l time.Duration
-	for _, w := range a.cfg.Windows {
-		l = max(l, time.Duration(w.Length))
+// replayStart is where a start replays the stream from (JetStream and
+// cluster mode): now − replaySpan, or earlier to reach the start of the
+// oldest running analysis, so that it comes back as an uninterrupted run
+// would have it.
+func (a *App) replayStart() time.Time {
+	start := a.now().Add(-replaySpan(a.cfg))
+	if t := a.analyses.m.EarliestStart(); !t.IsZero() {
+		start = minTime(start, t.Add(-time.Duration(a.cfg.Window.MaxLateness)))
 	}
-	return l
+	return start
+}
+
+// streamMaxAge is the MaxAge of an input stream the sidecar creates: twice
+// the replay span, or analysis.max_duration and the span when longer.
+func streamMaxAge(cfg *config.Config) time.Duration {
+	span := replaySpan(cfg)
+	return max(2*span, time.Duration(cfg.Analysis.MaxDuration)+span)
+}
+
+// inputSubjects are the four input subjects by kind.
+func inputSubjects(s config.SubjectsConfig) map[wire.Kind]string {
+	return map[wire.Kind]string{
+		wire.KindTrace: s.Trace, wire.KindRetrieval: s.Retrieval,
+		wire.KindAnswer: s.Answer, wire.KindJudgement: s.Judgement,
+	}
 }
 
 // newDedupe sizes the idempotency keys on the longest window.
-func newDedupe(a *App) *deduper {
+func newDedupe(cfg *config.Config) *deduper {
 	var longest, res time.Duration
-	for _, w := range a.cfg.Windows {
+	for _, w := range cfg.Windows {
 		if time.Duration(w.Length) > longest {
 			longest, res = time.Duration(w.Length), time.Duration(w.Resolution)
 		}
 	}
-	return newDeduper(longest, res, time.Duration(a.cfg.Window.MaxLateness))
+	return newDeduper(longest, res, time.Duration(cfg.Window.MaxLateness))
 }
 
 // registerJetStreamMetrics adds the consumer's lag and redeliveries (in
-// JetStream mode), the replicas of the streams and buckets in use and the
-// size of the idempotency set.
+// JetStream mode) and the size of the idempotency set.
 func (a *App) registerJetStreamMetrics() {
 	a.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "shadoweval_dedupe_keys", Help: "Idempotency keys (event_id, Nats-Msg-Id or stream sequence) remembered over the longest window.",
-	}, func() float64 { return float64(a.dedupe.len()) }))
-	a.replicas = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "shadoweval_jetstream_replicas", Help: "Copies of each JetStream stream and KV bucket the sidecar uses (store: stream, analysis_bucket, cluster_bucket, gold_bucket), read at start.",
-	}, []string{"store", "name"})
-	a.underReplicated = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "shadoweval_jetstream_under_replicated", Help: "1 for a stream or KV bucket the sidecar uses that has fewer copies than nats.replicas, read at start.",
-	}, []string{"store", "name"})
-	a.reg.MustRegister(a.replicas, a.underReplicated)
+	}, func() float64 { return float64(a.ingest.dedupe.len()) }))
 	if !a.cfg.NATS.JetStream {
 		return
 	}
@@ -166,31 +180,50 @@ func (a *App) consumed() consumer {
 	return nil
 }
 
-// noteReplicas sets the replicas gauges of a stream or bucket and warns
-// when it has fewer copies than nats.replicas: losing the server that
-// holds the only copy loses what replay, checkpoints or gold rest on.
-func (a *App) noteReplicas(store, name string, have int) {
-	want := a.cfg.NATS.Replicas
-	a.replicas.WithLabelValues(store, name).Set(float64(have))
+// replicaGauges report the copies of each stream and bucket in use.
+type replicaGauges struct {
+	want                      int // nats.replicas
+	log                       *slog.Logger
+	replicas, underReplicated *prometheus.GaugeVec
+}
+
+func newReplicaGauges(reg prometheus.Registerer, want int, log *slog.Logger) *replicaGauges {
+	g := &replicaGauges{want: want, log: log,
+		replicas: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "shadoweval_jetstream_replicas", Help: "Copies of each JetStream stream and KV bucket the sidecar uses (store: stream, analysis_bucket, cluster_bucket, gold_bucket), read at start.",
+		}, []string{"store", "name"}),
+		underReplicated: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "shadoweval_jetstream_under_replicated", Help: "1 for a stream or KV bucket the sidecar uses that has fewer copies than nats.replicas, read at start.",
+		}, []string{"store", "name"}),
+	}
+	reg.MustRegister(g.replicas, g.underReplicated)
+	return g
+}
+
+// note sets the gauges of a stream or bucket and warns when it has fewer
+// copies than nats.replicas: losing the server that holds the only copy
+// loses what replay, checkpoints or gold rest on.
+func (g *replicaGauges) note(store, name string, have int) {
+	g.replicas.WithLabelValues(store, name).Set(float64(have))
 	under := 0.0
-	if have < want {
+	if have < g.want {
 		under = 1
 		streamName := name
 		if store != "stream" {
 			streamName = "KV_" + name
 		}
-		a.log.Warn("a JetStream store has fewer replicas than nats.replicas; losing a server can lose it",
-			"store", store, "name", name, "replicas", have, "nats.replicas", want,
-			"fix", fmt.Sprintf("nats stream edit %s --replicas %d", streamName, want))
+		g.log.Warn("a JetStream store has fewer replicas than nats.replicas; losing a server can lose it",
+			"store", store, "name", name, "replicas", have, "nats.replicas", g.want,
+			"fix", fmt.Sprintf("nats stream edit %s --replicas %d", streamName, g.want))
 	}
-	a.underReplicated.WithLabelValues(store, name).Set(under)
+	g.underReplicated.WithLabelValues(store, name).Set(under)
 }
 
-// replicasError names nats.replicas in the server's refusal to create a
-// store with more copies than it has servers for.
-func (a *App) replicasError(what string, err error) error {
+// refusal names nats.replicas in the server's refusal to create a store
+// with more copies than it has servers for.
+func (g *replicaGauges) refusal(what string, err error) error {
 	if stream.TooFewServers(err) {
-		return fmt.Errorf("%s: nats.replicas is %d, more copies than the NATS servers can hold (one per JetStream server of the cluster): %w", what, a.cfg.NATS.Replicas, err)
+		return fmt.Errorf("%s: nats.replicas is %d, more copies than the NATS servers can hold (one per JetStream server of the cluster): %w", what, g.want, err)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
@@ -205,34 +238,24 @@ func (a *App) checkClustered() error {
 }
 
 // subscribeJetStream creates the stream if missing and (re)creates the
-// consumer, replaying from now − replaySpan.
+// consumer, replaying from replayStart.
 func (a *App) subscribeJetStream(ctx context.Context) error {
-	s := a.cfg.Subjects
-	span := a.replaySpan()
-	start := a.now().Add(-span)
-	// A running analysis accumulates from its start: replay from there so
-	// that it comes back as an uninterrupted run would have it.
-	if t := a.analyses.m.EarliestStart(); !t.IsZero() {
-		start = minTime(start, t.Add(-time.Duration(a.cfg.Window.MaxLateness)))
-	}
+	start := a.replayStart()
 	sub, err := stream.ConsumeJetStream(ctx, a.nc, stream.JetStreamOptions{
-		Stream:  a.cfg.NATS.Stream,
-		Durable: a.cfg.NATS.Durable,
-		Subjects: map[stream.Kind]string{
-			stream.KindTrace: s.Trace, stream.KindRetrieval: s.Retrieval,
-			stream.KindAnswer: s.Answer, stream.KindJudgement: s.Judgement,
-		},
+		Stream:    a.cfg.NATS.Stream,
+		Durable:   a.cfg.NATS.Durable,
+		Subjects:  inputSubjects(a.cfg.Subjects),
 		StartTime: start,
-		MaxAge:    max(2*span, time.Duration(a.cfg.Analysis.MaxDuration)+span),
+		MaxAge:    streamMaxAge(a.cfg),
 		Replicas:  a.cfg.NATS.Replicas,
 		AckWait:   time.Duration(a.cfg.NATS.AckWait),
 		Heartbeat: time.Duration(a.cfg.NATS.Heartbeat),
 		OnError:   func(err error) { a.log.Warn("JetStream consumer", "err", err) },
-	}, a.handle)
+	}, a.ingest.handle)
 	if err != nil {
-		return a.replicasError("nats.stream "+a.cfg.NATS.Stream, err)
+		return a.stores.refusal("nats.stream "+a.cfg.NATS.Stream, err)
 	}
-	a.noteReplicas("stream", a.cfg.NATS.Stream, sub.Replicas())
+	a.stores.note("stream", a.cfg.NATS.Stream, sub.Replicas())
 	a.jsub.Store(sub)
 	a.log.Info("JetStream consumer created; replaying the stream", "stream", a.cfg.NATS.Stream, "durable", a.cfg.NATS.Durable,
 		"from", start.UTC().Format(time.RFC3339), "pending", sub.Pending())
@@ -287,16 +310,6 @@ func (a *App) expiryNow() time.Time {
 		}
 	}
 	return a.now()
-}
-
-// clockOf is the clock an event is applied at: its message's (m.Received,
-// the stored time in JetStream mode), or for a split half given up on (m
-// nil) the clock it aged by.
-func (a *App) clockOf(m *stream.Message) time.Time {
-	if m != nil {
-		return m.Received
-	}
-	return a.expiryNow()
 }
 
 func minTime(a, b time.Time) time.Time {

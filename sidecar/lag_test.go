@@ -1,12 +1,13 @@
 package sidecar
 
 import (
+	"github.com/shadoweval/shadoweval/testenv"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/shadoweval/shadoweval/wire"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -18,10 +19,7 @@ import (
 // carry ts, and nothing for the others.
 func TestEventLagHistogram(t *testing.T) {
 	dir := t.TempDir()
-	gold := filepath.Join(dir, "gold.jsonl")
-	if err := os.WriteFile(gold, []byte(`{"qid":"A1","answerable":true,"gold_citations":["p1"]}`+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	gold := testenv.WriteFile(t, dir, "gold.jsonl", []byte(`{"qid":"A1","answerable":true,"gold_citations":["p1"]}`+"\n"))
 	cfg := config.Default()
 	cfg.Gold.File = gold
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -39,7 +37,7 @@ func TestEventLagHistogram(t *testing.T) {
 		`{"qid":"nope","ts":"2026-01-02T03:04:04Z"}`,                                                                        // unlabeled: not observed
 		`{"qid":"A1","ts":"2026-01-02T03:04:05.5Z"}`,                                                                        // ahead of the clock: 0
 	} {
-		a.handle(&stream.Message{Kind: stream.KindTrace, Subject: "rag.trace.live", Data: []byte(data)})
+		a.ingest.handle(&stream.Message{Kind: wire.KindTrace, Subject: "rag.trace.live", Data: []byte(data)})
 	}
 	mfs, err := reg.Gather()
 	if err != nil {

@@ -3,9 +3,10 @@ package sidecar
 import (
 	"time"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
 )
@@ -83,29 +84,30 @@ func (m *appMetrics) tally(worker int) *tally {
 	return m.tallies[worker]
 }
 
-// event counts one event of (kind, arm) with outcome o.
-func (t *tally) event(kind stream.Kind, arm string, o vocab.Outcome) {
-	if kind < 0 || kind >= stream.NumKinds || o < 0 || int(o) >= len(vocab.Outcomes) {
+// record counts the end of one message's path (seconds < 0: of a half no
+// message delivered): n events of (kind, arm) with outcome out (n 0:
+// none yet); o, an observation the windows accepted (nil: none), with its
+// numerators and denominators (the windows' own counters), ΔS and its lag
+// (< 0: the event had no ts); and the message's processing time.
+func (t *tally) record(kind wire.Kind, arm string, out vocab.Outcome, n uint64, o *window.Observation, lag, seconds float64) {
+	if kind < 0 || kind >= wire.NumKinds || out < 0 || int(out) >= vocab.NumOutcomes {
 		return // not a kind or outcome of this build: nothing makes one
 	}
 	t.mu.Lock()
-	t.arm(arm).events[kind][o]++
-	t.mu.Unlock()
-}
-
-// scored counts one scored observation, as the windows accepted it: its
-// outcome, the numerators and denominators (the windows' own counters), ΔS
-// and the lag (lag < 0: the event had no ts).
-func (t *tally) scored(kind stream.Kind, o *window.Observation, lag float64, count bool) {
-	t.mu.Lock()
 	defer t.mu.Unlock()
-	c := t.arm(o.Arm)
-	if count && kind >= 0 && kind < stream.NumKinds {
-		c.events[kind][vocab.Scored]++
+	if n > 0 {
+		t.arm(arm).events[kind][out] += n
+	}
+	if seconds >= 0 {
+		t.processing[kind].observe(processingBounds, seconds)
+	}
+	if o == nil {
+		return
 	}
 	if lag >= 0 {
 		t.lag.observe(lagBounds, lag)
 	}
+	c := t.arm(o.Arm)
 	c.observed = true
 	c.counts.Add(o)
 	if o.HasAnswer && o.Shipped && o.HasDeltaSCited {
@@ -114,16 +116,6 @@ func (t *tally) scored(kind stream.Kind, o *window.Observation, lag float64, cou
 	for _, ds := range o.DeltaSRetrieved {
 		c.dsRetr.observe(ds)
 	}
-}
-
-// processed observes the time one message of kind took.
-func (t *tally) processed(kind stream.Kind, seconds float64) {
-	if kind < 0 || kind >= stream.NumKinds {
-		return
-	}
-	t.mu.Lock()
-	t.processing[kind].observe(processingBounds, seconds)
-	t.mu.Unlock()
 }
 
 // tallyCollector exports the sum of the tallies.
@@ -183,7 +175,7 @@ func (c *tallyCollector) Collect(ch chan<- prometheus.Metric) {
 			for o, n := range s.events[k] {
 				if n > 0 {
 					ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(c.events, prometheus.CounterValue, float64(n), s.created,
-						stream.Kind(k).String(), arm, vocab.Outcome(o).String())
+						wire.Kind(k).String(), arm, vocab.Outcome(o).String())
 				}
 			}
 		}
@@ -207,7 +199,7 @@ func (c *tallyCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for k := range sum.processing {
 		if h := &sum.processing[k]; h.count > 0 {
-			ch <- prometheus.MustNewConstHistogramWithCreatedTimestamp(c.processing, h.count, h.sum, h.cumulative(processingBounds), h.created, stream.Kind(k).String())
+			ch <- prometheus.MustNewConstHistogramWithCreatedTimestamp(c.processing, h.count, h.sum, h.cumulative(processingBounds), h.created, wire.Kind(k).String())
 		}
 	}
 	ch <- prometheus.MustNewConstHistogramWithCreatedTimestamp(c.lag, sum.lag.count, sum.lag.sum, sum.lag.cumulative(lagBounds), earliest(sum.lag.created, c.m.created))

@@ -3,8 +3,6 @@ package sidecar_test
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -33,10 +31,7 @@ func TestPairedAnalysesE2E(t *testing.T) {
 		gold.Write(world.GoldLine(i))
 		gold.WriteByte('\n')
 	}
-	goldFile := filepath.Join(t.TempDir(), "gold.jsonl")
-	if err := os.WriteFile(goldFile, gold.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	goldFile := testenv.WriteFile(t, t.TempDir(), "gold.jsonl", gold.Bytes())
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	const warmUp = 5 * time.Minute
 	h := startApp(t, appOptions{

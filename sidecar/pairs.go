@@ -3,7 +3,8 @@ package sidecar
 import (
 	"time"
 
-	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/shadoweval/shadoweval/vocab"
 )
 
@@ -11,13 +12,13 @@ import (
 // the other agent's arrives, within ttl and at most max pending; the caller
 // holds App.joinMu.
 type pairer struct {
-	w *stream.Waitlist[pairKey, stream.Judgement]
+	w *wire.Waitlist[pairKey, wire.Judgement]
 }
 
 type pairKey struct{ arm, id string }
 
 func newPairer(ttl time.Duration, max int) *pairer {
-	return &pairer{w: stream.NewWaitlist[pairKey, stream.Judgement](ttl, max)}
+	return &pairer{w: wire.NewWaitlist[pairKey, wire.Judgement](ttl, max)}
 }
 
 func (p *pairer) len() int { return p.w.Len() }
@@ -25,7 +26,7 @@ func (p *pairer) len() int { return p.w.Len() }
 // offer returns the completed pair (scholar, auditor) when j meets its
 // partner; replaced is set when j replaced an earlier judgement of the same
 // agent, evicted lists the arms of halves dropped for room.
-func (p *pairer) offer(key pairKey, j stream.Judgement, now time.Time) (scholar, auditor *stream.Judgement, replaced bool, evicted []string) {
+func (p *pairer) offer(key pairKey, j wire.Judgement, now time.Time) (scholar, auditor *wire.Judgement, replaced bool, evicted []string) {
 	if first, _, ok := p.w.Get(key); ok && first.Agent != j.Agent {
 		p.w.Take(key)
 		if j.Agent == vocab.AgentScholar {

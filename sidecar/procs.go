@@ -49,9 +49,9 @@ func (a *App) procsLoop(ctx context.Context) {
 	}
 	defer runtime.GOMAXPROCS(all)
 	procs, quiet := all, 0
-	last := a.handled.Load()
+	last := a.ingest.handled.Load()
 	every(ctx, time.Second, func() {
-		n := a.handled.Load()
+		n := a.ingest.handled.Load()
 		next, q := nextProcs(procs, all, n-last, quiet)
 		if next != procs {
 			runtime.GOMAXPROCS(next)

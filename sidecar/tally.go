@@ -6,10 +6,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
 )
@@ -25,13 +26,13 @@ type tally struct {
 	mu         sync.Mutex
 	ks         []int
 	arms       map[string]*armTally
-	processing [stream.NumKinds]classicHist
+	processing [wire.NumKinds]classicHist
 	lag        classicHist
 }
 
 type armTally struct {
 	created  time.Time // the series' creation time, as client_golang stamps it
-	events   [stream.NumKinds][vocab.NumOutcomes]uint64
+	events   [wire.NumKinds][vocab.NumOutcomes]uint64
 	observed bool                // a scored observation was counted: num, den and ΔS are exported
 	counts   *window.EventCounts // the numerators and denominators
 	dsCited  deltaSHist

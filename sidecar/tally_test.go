@@ -73,8 +73,7 @@ func TestTallySumsWorkers(t *testing.T) {
 		t.Fatal("want two tallies of their own and one shared by the rest")
 	}
 	for i := range 3 {
-		m.tally(i).event(0, "live", 1)
-		m.tally(i).processed(0, 0.001)
+		m.tally(i).record(0, "live", 1, 1, nil, -1, 0.001)
 	}
 	mfs, err := reg.Gather()
 	if err != nil {

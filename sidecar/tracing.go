@@ -110,9 +110,9 @@ type eventTracer struct {
 // newEventTracer sets tracing up from opt: opt.TracerProvider as given,
 // else a provider of our own when an OTLP endpoint is configured (or a
 // test span processor is set), else off.
-func newEventTracer(opt Options, log *slog.Logger) (eventTracer, error) {
+func newEventTracer(opt Options, log *slog.Logger) (*eventTracer, error) {
 	cfg := opt.Config
-	t := eventTracer{tracer: noop.NewTracerProvider().Tracer(tracerName), ks: cfg.K}
+	t := &eventTracer{tracer: noop.NewTracerProvider().Tracer(tracerName), ks: cfg.K}
 	if tp := opt.TracerProvider; tp != nil {
 		if _, isNoop := tp.(noop.TracerProvider); isNoop {
 			return t, nil
@@ -216,26 +216,13 @@ func (t *eventTracer) stop(ctx context.Context) error {
 	return err
 }
 
-// scored records the span of an event that reached the windows' gate:
-// out is Scored, Late or Unlabeled; o is its observation (nil when
-// unlabeled). m is nil for an event that no message delivered (a retrieval
-// half given up by the joiner): it gets no span.
-func (t *eventTracer) scored(m *stream.Message, e *stream.TraceEvent, o *window.Observation, out vocab.Outcome) {
-	if !t.on || m == nil {
-		return
-	}
-	t.record(m, e.Arm, e, o, out, "")
-}
-
-// rejected records the span of a rejected message.
-func (t *eventTracer) rejected(m *stream.Message, arm, reason string) {
+// span records the span of message m, which ended as end says: scored,
+// late or unlabeled (a trace event that reached the gold join), or
+// rejected.
+func (t *eventTracer) span(m *stream.Message, end *ending) {
 	if !t.on {
 		return
 	}
-	t.record(m, arm, nil, nil, vocab.Rejected, reason)
-}
-
-func (t *eventTracer) record(m *stream.Message, arm string, e *stream.TraceEvent, o *window.Observation, out vocab.Outcome, reason string) {
 	ctx := context.Background()
 	if len(m.Header) > 0 {
 		ctx = propagation.TraceContext{}.Extract(ctx, headerCarrier(m.Header))
@@ -252,68 +239,51 @@ func (t *eventTracer) record(m *stream.Message, arm string, e *stream.TraceEvent
 		attrMessagingOpType.String("process"),
 		attrMessagingBodySize.Int(len(m.Data)),
 		AttrKind.String(m.Kind.String()),
-		AttrArm.String(bounded(arm)),
-		AttrOutcome.String(out.String()),
+		AttrArm.String(bounded(end.arm)),
+		AttrOutcome.String(end.out.String()),
 	)
 	if id := stream.MsgID(m.Header); id != "" {
 		attrs = append(attrs, attrMessagingMsgID.String(bounded(id)))
-	} else if e != nil && e.EventID != "" {
-		attrs = append(attrs, attrMessagingMsgID.String(bounded(e.EventID)))
+	} else if end.eventID != "" {
+		attrs = append(attrs, attrMessagingMsgID.String(bounded(end.eventID)))
 	}
-	if e != nil {
-		attrs = append(attrs, AttrQID.String(bounded(e.QID)))
-		if e.RequestID != "" {
-			attrs = append(attrs, AttrRequestID.String(bounded(e.RequestID)))
+	if end.traced {
+		attrs = append(attrs, AttrQID.String(bounded(end.qid)))
+		if end.requestID != "" {
+			attrs = append(attrs, AttrRequestID.String(bounded(end.requestID)))
 		}
 	}
-	if o != nil {
+	if o := end.obs; o != nil {
 		attrs = append(attrs, AttrContentType.String(bounded(cmp.Or(o.Type, vocab.DefaultType))))
 	}
-	if reason != "" {
+	if end.out == vocab.Rejected {
 		// The reason only: a decoder's detail may quote the payload, which
 		// is not logged unless log.payloads is set.
-		attrs = append(attrs, AttrReason.String(reason), attrErrorType.String(reason))
-		span.SetStatus(codes.Error, reason)
+		attrs = append(attrs, AttrReason.String(end.reason), attrErrorType.String(end.reason))
+		span.SetStatus(codes.Error, end.reason)
 	}
 	span.SetAttributes(attrs...)
-	if o != nil {
-		addEvaluations(span, o, t.ks)
+	if end.obs != nil {
+		addEvaluations(span, end.obs, t.ks)
 	}
 }
 
-// addEvaluations adds one gen_ai.evaluation.result event per check of
-// SPEC §3 that o answers: the refusal, containment, citation hit, anchor
-// distance and cited ΔS checks, and one per traced per-event proportion of
-// the registry (window.Metric.Traced) whose denominator o is in, as the
-// windows count it, named after the metric. A metric over the triage labels
-// gives one event, labelled with o's label.
+// addEvaluations adds one gen_ai.evaluation.result event per per-event
+// check that o answers (checks.Evaluations), and one per traced per-event
+// proportion of the registry (window.Metric.Traced) whose denominator o is
+// in, as the windows count it, named after the metric. A metric over the
+// triage labels gives one event, labelled with o's label.
 func addEvaluations(span trace.Span, o *window.Observation, ks []int) {
-	if o.HasAnswer {
-		refusal := evalBool("refusal", !o.Shipped, "refused", "shipped")
-		switch {
-		case !o.Shipped && o.Answerable:
-			refusal = append(refusal, AttrEvalExplanation.String("over-refusal: the gold item is answerable"))
-		case o.Shipped && !o.Answerable:
-			refusal = append(refusal, AttrEvalExplanation.String("under-refusal: the gold item is not answerable"))
+	checks.Evaluations(o, func(ev checks.Evaluation) {
+		attrs := []attribute.KeyValue{AttrEvalName.String(ev.Name), AttrEvalScoreValue.Float64(ev.Score)}
+		if ev.Label != "" {
+			attrs = append(attrs, AttrEvalScoreLabel.String(ev.Label))
 		}
-		evalEvent(span, refusal)
-		evalEvent(span, evalBool("containment", o.Contained, "pass", "fail"))
-		evalEvent(span, evalBool("citation_hit", o.Hit, "pass", "fail"))
-		if o.HasAnchorDistance {
-			evalEvent(span, []attribute.KeyValue{
-				AttrEvalName.String("anchor_proximity"),
-				AttrEvalScoreValue.Float64(float64(o.AnchorDistance)),
-				AttrEvalExplanation.String("tree distance from the first citation's section to anchor_section"),
-			})
+		if ev.Explanation != "" {
+			attrs = append(attrs, AttrEvalExplanation.String(ev.Explanation))
 		}
-		if o.Shipped && o.HasDeltaSCited {
-			evalEvent(span, []attribute.KeyValue{
-				AttrEvalName.String("delta_s_cited"),
-				AttrEvalScoreValue.Float64(o.DeltaSCited),
-				AttrEvalScoreLabel.String(checks.ZoneOf(o.DeltaSCited).String()),
-			})
-		}
-	}
+		evalEvent(span, attrs)
+	})
 	counts := window.NewEventCounts(ks)
 	counts.Add(o)
 	for p := range counts.Proportions() {
@@ -328,35 +298,12 @@ func addEvaluations(span trace.Span, o *window.Observation, ks []int) {
 			}
 		default:
 			attrs := evalBool(p.Name, p.Num > 0, "pass", "fail")
-			if explain := evalExplanations[p.Name]; explain != nil {
-				if why := explain(o); why != "" {
-					attrs = append(attrs, AttrEvalExplanation.String(why))
-				}
+			if why := checks.Explain(p.Name, o); why != "" {
+				attrs = append(attrs, AttrEvalExplanation.String(why))
 			}
 			evalEvent(span, attrs)
 		}
 	}
-}
-
-// evalExplanations say why an observation fails a metric, where that is
-// worth a word.
-var evalExplanations = map[string]func(*window.Observation) string{
-	"precision": precisionMiss,
-}
-
-// precisionMiss says why a shipped answer does not count for precision.
-func precisionMiss(o *window.Observation) string {
-	switch {
-	case !o.Answerable:
-		return "the gold item is not answerable"
-	case !o.Contained && !o.Hit:
-		return "no gold substring in the claim and no gold citation"
-	case !o.Contained:
-		return "no gold substring in the claim"
-	case !o.Hit:
-		return "the citations miss the gold set or the retrieved ids"
-	}
-	return ""
 }
 
 func evalBool(name string, ok bool, yes, no string) []attribute.KeyValue {

@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -439,8 +441,8 @@ func TestTracingOff(t *testing.T) {
 		t.Errorf("%d spans started with tracing off", n)
 	}
 
-	m := &stream.Message{Kind: stream.KindTrace, Subject: "rag.trace.off", Header: nats.Header{"Traceparent": {traceparent("01")}}}
-	e := &stream.TraceEvent{QID: "A1", Arm: "off"}
+	m := &stream.Message{Kind: wire.KindTrace, Subject: "rag.trace.off", Header: nats.Header{"Traceparent": {traceparent("01")}}}
+	e := &wire.TraceEvent{QID: "A1", Arm: "off"}
 	o := &window.Observation{HasAnswer: true, HasRetrieval: true, Triage: -1}
 	if allocs := testing.AllocsPerRun(100, func() { h.Sidecar.TraceHooks(m, e, o) }); allocs != 0 {
 		t.Errorf("tracing hooks allocate %v times per event with tracing off", allocs)

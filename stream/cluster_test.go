@@ -3,6 +3,7 @@ package stream
 import (
 	"errors"
 	"fmt"
+	"github.com/shadoweval/shadoweval/wire"
 	"sync"
 	"testing"
 	"time"
@@ -58,7 +59,7 @@ func TestReplicasOnCluster(t *testing.T) {
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "OLD", Subjects: []string{"old.>"}, Replicas: 1}); err != nil {
 		t.Fatal(err)
 	}
-	old, err := ConsumeJetStream(ctx, nc, JetStreamOptions{Stream: "OLD", Durable: "d", Subjects: map[Kind]string{KindTrace: "old.>"}, StartTime: time.Now(), Replicas: 3}, func(*Message) {})
+	old, err := ConsumeJetStream(ctx, nc, JetStreamOptions{Stream: "OLD", Durable: "d", Subjects: map[wire.Kind]string{wire.KindTrace: "old.>"}, StartTime: time.Now(), Replicas: 3}, func(*Message) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestReplicasOnCluster(t *testing.T) {
 	}
 
 	// Five copies on three servers.
-	_, err = ConsumeJetStream(ctx, nc, JetStreamOptions{Stream: "R5", Durable: "d", Subjects: map[Kind]string{KindTrace: "r5.>"}, StartTime: time.Now(), Replicas: 5}, func(*Message) {})
+	_, err = ConsumeJetStream(ctx, nc, JetStreamOptions{Stream: "R5", Durable: "d", Subjects: map[wire.Kind]string{wire.KindTrace: "r5.>"}, StartTime: time.Now(), Replicas: 5}, func(*Message) {})
 	if !TooFewServers(err) {
 		t.Errorf("5 replicas on 3 servers: %v, TooFewServers false", err)
 	}
@@ -197,7 +198,7 @@ func TestConsumeJetStreamPullsAgainAfterLostServer(t *testing.T) {
 	var errs []error
 	got := make(chan uint64, 4)
 	sub, err := ConsumeJetStream(ctx, nc, JetStreamOptions{
-		Stream: "R1", Durable: "d", Subjects: map[Kind]string{KindTrace: "r1.>"}, StartTime: time.Now().Add(-time.Minute),
+		Stream: "R1", Durable: "d", Subjects: map[wire.Kind]string{wire.KindTrace: "r1.>"}, StartTime: time.Now().Add(-time.Minute),
 		OnError: func(err error) {
 			mu.Lock()
 			errs = append(errs, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -53,10 +52,7 @@ func connectOK(t *testing.T, opt ConnOptions) *nats.Conn {
 // secretFile writes data, mode 0600, to name in a directory of its own.
 func secretFile(t *testing.T, name string, data []byte) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := testenv.WriteFile(t, t.TempDir(), name, data)
 	return path
 }
 

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -26,7 +28,7 @@ type JetStreamOptions struct {
 	// Subjects maps each kind to its subject pattern; an empty pattern
 	// turns the kind off. The patterns must not overlap (one consumer
 	// filters on all of them).
-	Subjects map[Kind]string
+	Subjects map[wire.Kind]string
 	// StartTime is where delivery starts (DeliverByStartTime).
 	StartTime time.Time
 	// MaxAge is the stream's MaxAge when the stream is created here; 0:
@@ -121,7 +123,7 @@ type JetStreamSubscription struct {
 }
 
 type kindPattern struct {
-	kind    Kind
+	kind    wire.Kind
 	pattern string
 }
 
@@ -306,7 +308,7 @@ func (s *JetStreamSubscription) ack(msg jetstream.Msg) {
 }
 
 // kindOf finds the kind whose pattern matches subject.
-func (s *JetStreamSubscription) kindOf(subject string) (Kind, bool) {
+func (s *JetStreamSubscription) kindOf(subject string) (wire.Kind, bool) {
 	for _, p := range s.patterns {
 		if SubjectMatches(p.pattern, subject) {
 			return p.kind, true

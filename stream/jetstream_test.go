@@ -2,6 +2,7 @@ package stream
 
 import (
 	"fmt"
+	"github.com/shadoweval/shadoweval/wire"
 	"strings"
 	"sync"
 	"testing"
@@ -58,9 +59,9 @@ func FuzzSubjectMatches(f *testing.F) {
 	})
 }
 
-var jsSubjects = map[Kind]string{
-	KindTrace: "rag.trace.>", KindRetrieval: "rag.retrieval.>",
-	KindAnswer: "rag.answer.>", KindJudgement: "rag.judgement.>",
+var jsSubjects = map[wire.Kind]string{
+	wire.KindTrace: "rag.trace.>", wire.KindRetrieval: "rag.retrieval.>",
+	wire.KindAnswer: "rag.answer.>", wire.KindJudgement: "rag.judgement.>",
 }
 
 // TestConsumeJetStream: the stream is created with the input subjects; the
@@ -113,7 +114,7 @@ func TestConsumeJetStream(t *testing.T) {
 	close(release)
 	msgs := []*Message{first, testenv.Next(t, got), testenv.Next(t, got)}
 	for i, m := range msgs {
-		want := []Kind{KindAnswer, KindTrace, KindJudgement}[i]
+		want := []wire.Kind{wire.KindAnswer, wire.KindTrace, wire.KindJudgement}[i]
 		if m.Kind != want || m.Subject != subjects[i] || string(m.Data) != subjects[i] || m.Seq != uint64(i+1) ||
 			m.Delivered != 1 || m.Stored.IsZero() || !m.Received.Equal(m.Stored) || m.Replayed {
 			t.Errorf("message %d: %+v, want kind %v, seq %d", i, m, want, i+1)
@@ -225,11 +226,11 @@ func TestConsumeJetStreamExistingStream(t *testing.T) {
 	if info, _ := js.Stream(ctx, "OPS"); info.CachedInfo().Config.Storage != jetstream.MemoryStorage {
 		t.Error("an existing stream was changed")
 	}
-	_, err = ConsumeJetStream(ctx, nc, JetStreamOptions{Stream: "OPS", Durable: "d", Subjects: map[Kind]string{KindTrace: "rag.>", KindAnswer: "rag.answer.>"}, StartTime: time.Now()}, func(*Message) {})
+	_, err = ConsumeJetStream(ctx, nc, JetStreamOptions{Stream: "OPS", Durable: "d", Subjects: map[wire.Kind]string{wire.KindTrace: "rag.>", wire.KindAnswer: "rag.answer.>"}, StartTime: time.Now()}, func(*Message) {})
 	if err == nil || !strings.Contains(err.Error(), "consumer d") {
 		t.Errorf("overlapping subjects: %v", err)
 	}
-	if _, err := ConsumeJetStream(ctx, nc, JetStreamOptions{Stream: "OPS", Durable: "d", Subjects: map[Kind]string{KindTrace: ""}}, func(*Message) {}); err == nil {
+	if _, err := ConsumeJetStream(ctx, nc, JetStreamOptions{Stream: "OPS", Durable: "d", Subjects: map[wire.Kind]string{wire.KindTrace: ""}}, func(*Message) {}); err == nil {
 		t.Error("no subject: no error")
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/shadoweval/shadoweval/wire"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,7 +53,7 @@ type PartitionedOptions struct {
 	Group string
 	// Subjects maps each kind to its PREFIX.> pattern; the prefixes have
 	// one token count.
-	Subjects   map[Kind]string
+	Subjects   map[wire.Kind]string
 	Partitions int
 	// Members of the group and the one this instance is.
 	Members []string
@@ -418,7 +419,7 @@ func (s *PartitionedSubscription) message(subject string, data []byte, h nats.He
 	return m
 }
 
-func (s *PartitionedSubscription) kindOf(subject string) (Kind, bool) {
+func (s *PartitionedSubscription) kindOf(subject string) (wire.Kind, bool) {
 	for _, p := range s.patterns {
 		if SubjectMatches(p.pattern, subject) {
 			return p.kind, true

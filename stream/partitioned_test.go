@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"fmt"
+	"github.com/shadoweval/shadoweval/wire"
 	"os"
 	"slices"
 	"strings"
@@ -49,7 +50,7 @@ func (c *collector) unkeyed(m *Message) {
 func partitionedOptions(member string) PartitionedOptions {
 	return PartitionedOptions{
 		Stream: "RAG", Group: "shadoweval", Partitions: 3, Members: []string{"0", "1", "2"}, Member: member,
-		Subjects:  map[Kind]string{KindTrace: "rag.trace.>", KindAnswer: "rag.answer.>"},
+		Subjects:  map[wire.Kind]string{wire.KindTrace: "rag.trace.>", wire.KindAnswer: "rag.answer.>"},
 		StartTime: time.Now().Add(-time.Hour), AckWait: 2 * time.Second,
 	}
 }
@@ -197,19 +198,19 @@ func TestReadGoldFileKeeping(t *testing.T) {
 `)
 	keep := func(qid string) bool { return qid != "q2" }
 	var got []string
-	if err := ReadGoldFileKeeping(good, keep, func(g Gold) string { return g.QID }, func(q string) { got = append(got, q) }); err != nil {
+	if err := wire.ReadGoldFileKeeping(good, keep, func(g wire.Gold) string { return g.QID }, func(q string) { got = append(got, q) }); err != nil {
 		t.Fatalf("the invalid row of a qid not kept refused the file: %v", err)
 	}
 	if !slices.Equal(got, []string{"q1", "q3"}) {
 		t.Fatalf("kept %v, want [q1 q3]", got)
 	}
-	if err := ReadGoldFile(good, func(g Gold) string { return g.QID }, func(string) {}); err == nil {
+	if err := wire.ReadGoldFile(good, func(g wire.Gold) string { return g.QID }, func(string) {}); err == nil {
 		t.Fatal("without keep the invalid row must refuse the file")
 	}
 	bad := write("bad.jsonl", `{"qid":"q1","question":"a?","answerable":true,"gold_citations":["p1#1"]}
 {"question":"no qid","answerable":true,"gold_citations":[]}
 `)
-	err := ReadGoldFileKeeping(bad, keep, func(g Gold) string { return g.QID }, func(string) {})
+	err := wire.ReadGoldFileKeeping(bad, keep, func(g wire.Gold) string { return g.QID }, func(string) {})
 	if err == nil || !strings.Contains(err.Error(), ":2:") {
 		t.Fatalf("a row without a qid: %v, want an error naming line 2", err)
 	}

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"bytes"
+	"github.com/shadoweval/shadoweval/wire"
 	"strings"
 	"testing"
 	"time"
@@ -30,25 +31,25 @@ func TestDeadLetter(t *testing.T) {
 	}{
 		{
 			name:     "small with headers",
-			msg:      &Message{Kind: KindTrace, Subject: "rag.trace.live", Data: []byte(`{"qid":1}`), Header: nats.Header{"traceparent": {"tp"}, nats.MsgIdHdr: {"e1"}}},
-			reason:   "field qid: want a string, got number",
+			msg:      &Message{Kind: wire.KindTrace, Subject: "rag.trace.live", Data: []byte(`{"qid":1}`), Header: nats.Header{"traceparent": {"tp"}, nats.MsgIdHdr: {"e1"}}},
+			reason:   "field qid: want a string, got a number",
 			keepHdrs: true,
 		},
 		{
 			name:   "no headers, reason with newline",
-			msg:    &Message{Kind: KindAnswer, Subject: "rag.answer.canary", Data: []byte("not json")},
+			msg:    &Message{Kind: wire.KindAnswer, Subject: "rag.answer.canary", Data: []byte("not json")},
 			reason: "invalid JSON\nat byte 0",
 		},
 		{
 			name:      "oversize data",
-			msg:       &Message{Kind: KindTrace, Subject: "rag.trace.live", Data: long, Header: nats.Header{"traceparent": {"tp"}}},
+			msg:       &Message{Kind: wire.KindTrace, Subject: "rag.trace.live", Data: long, Header: nats.Header{"traceparent": {"tp"}}},
 			reason:    "over-size message",
 			truncated: true,
 			keepHdrs:  true,
 		},
 		{
 			name:      "headers alone too big",
-			msg:       &Message{Kind: KindTrace, Subject: "rag.trace.live", Data: long, Header: nats.Header{"Big": {strings.Repeat("h", 1500)}}},
+			msg:       &Message{Kind: wire.KindTrace, Subject: "rag.trace.live", Data: long, Header: nats.Header{"Big": {strings.Repeat("h", 1500)}}},
 			reason:    strings.Repeat("r", 5000),
 			truncated: true,
 		},

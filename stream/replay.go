@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/shadoweval/shadoweval/wire"
 	"io"
 	"time"
 
@@ -125,13 +126,13 @@ func Replay(ctx context.Context, nc *nats.Conn, r io.Reader, opt ReplayOptions) 
 	maxPayload := nc.MaxPayload()
 	msg := &nats.Msg{Subject: subject}
 	n := 0 // lines handled, sent or not, for pacing
-	err := ParallelLines(r, name, func(line []byte) (replayLine, error) {
+	err := wire.ParallelLines(r, name, func(line []byte) (replayLine, error) {
 		l := replayLine{data: line, notJSON: !jsontext.Value(line).IsValid()}
 		if opt.MsgID {
 			l.id = topLevelString(line, "event_id")
 		}
 		if keyed {
-			if qid := EventQID(line); qid != "" {
+			if qid := wire.EventQID(line); qid != "" {
 				l.key = PartitionKey(qid)
 			}
 		}
@@ -168,7 +169,7 @@ func Replay(ctx context.Context, nc *nats.Conn, r io.Reader, opt ReplayOptions) 
 			return nil
 		}
 		if err := nc.PublishMsg(msg); err != nil {
-			return &LineError{File: name, Line: lineNo, Err: fmt.Errorf("publish to %s: %w", msg.Subject, err)}
+			return &wire.LineError{File: name, Line: lineNo, Err: fmt.Errorf("publish to %s: %w", msg.Subject, err)}
 		}
 		st.Sent++
 		if l.notJSON {
@@ -222,7 +223,7 @@ func countLines(r io.Reader, s io.Seeker, name string) (int, error) {
 		return -1, nil // a pipe or terminal: total unknown
 	}
 	n := 0
-	err = ParallelLines(r, name, func([]byte) (struct{}, error) { return struct{}{}, nil },
+	err = wire.ParallelLines(r, name, func([]byte) (struct{}, error) { return struct{}{}, nil },
 		func(int, struct{}) error { n++; return nil })
 	if err != nil {
 		return 0, err

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -43,10 +42,7 @@ var replayWant = []struct{ data, id string }{
 func TestReplayFile(t *testing.T) {
 	_, nc := testenv.RunConnected(t)
 	got := testenv.Collect(t, nc, ">", len(replayWant)+1)
-	path := filepath.Join(t.TempDir(), "trace.jsonl")
-	if err := os.WriteFile(path, []byte(replayInput), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := testenv.WriteFile(t, t.TempDir(), "trace.jsonl", []byte(replayInput))
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"fmt"
+	"github.com/shadoweval/shadoweval/wire"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -56,22 +57,22 @@ func TestHeaders(t *testing.T) {
 }
 
 func TestKindString(t *testing.T) {
-	want := [NumKinds]string{"trace", "retrieval", "answer", "judgement"}
-	for k := Kind(0); k < NumKinds; k++ {
+	want := [wire.NumKinds]string{"trace", "retrieval", "answer", "judgement"}
+	for k := wire.Kind(0); k < wire.NumKinds; k++ {
 		if k.String() != want[k] {
 			t.Errorf("Kind(%d) = %q, want %q", k, k.String(), want[k])
 		}
 	}
-	if Kind(9).String() != "Kind(9)" {
-		t.Errorf("unknown kind: %q", Kind(9).String())
+	if wire.Kind(9).String() != "Kind(9)" {
+		t.Errorf("unknown kind: %q", wire.Kind(9).String())
 	}
 }
 
-var testSubjects = map[Kind]string{
-	KindTrace:     "rag.trace.>",
-	KindRetrieval: "rag.retrieval.>",
-	KindAnswer:    "rag.answer.>",
-	KindJudgement: "rag.judgement.>",
+var testSubjects = map[wire.Kind]string{
+	wire.KindTrace:     "rag.trace.>",
+	wire.KindRetrieval: "rag.retrieval.>",
+	wire.KindAnswer:    "rag.answer.>",
+	wire.KindJudgement: "rag.judgement.>",
 }
 
 func TestSubscribeKinds(t *testing.T) {
@@ -82,13 +83,13 @@ func TestSubscribeKinds(t *testing.T) {
 	pub := testenv.Connect(t, s.ClientURL())
 	for _, tc := range []struct {
 		subject string
-		kind    Kind
+		kind    wire.Kind
 		arm     string
 	}{
-		{"rag.trace.live", KindTrace, "live"},
-		{"rag.retrieval.canary", KindRetrieval, "canary"},
-		{"rag.answer.canary", KindAnswer, "canary"},
-		{"rag.judgement.shadow", KindJudgement, "shadow"},
+		{"rag.trace.live", wire.KindTrace, "live"},
+		{"rag.retrieval.canary", wire.KindRetrieval, "canary"},
+		{"rag.answer.canary", wire.KindAnswer, "canary"},
+		{"rag.judgement.shadow", wire.KindJudgement, "shadow"},
 	} {
 		before := time.Now()
 		h := nats.Header{"traceparent": {"tp-" + tc.arm}, nats.MsgIdHdr: {"id-" + tc.subject}}
@@ -126,13 +127,13 @@ func TestSubscribeOnlySomeKinds(t *testing.T) {
 	if _, err := Subscribe(nc, nil, 1, 0, 0, func(*Message) {}); err == nil {
 		t.Fatal("no subjects accepted")
 	}
-	if _, err := Subscribe(nc, map[Kind]string{KindTrace: ""}, 1, 0, 0, func(*Message) {}); err == nil {
+	if _, err := Subscribe(nc, map[wire.Kind]string{wire.KindTrace: ""}, 1, 0, 0, func(*Message) {}); err == nil {
 		t.Fatal("only empty subjects accepted")
 	}
-	if _, err := Subscribe(nc, map[Kind]string{KindTrace: "bad subject"}, 1, 0, 0, func(*Message) {}); err == nil {
+	if _, err := Subscribe(nc, map[wire.Kind]string{wire.KindTrace: "bad subject"}, 1, 0, 0, func(*Message) {}); err == nil {
 		t.Fatal("bad subject accepted")
 	}
-	sub, err := Subscribe(nc, map[Kind]string{KindTrace: "t.>", KindAnswer: ""}, 1, 0, 0, func(*Message) {})
+	sub, err := Subscribe(nc, map[wire.Kind]string{wire.KindTrace: "t.>", wire.KindAnswer: ""}, 1, 0, 0, func(*Message) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func testSlowConsumer(t *testing.T, workers int) {
 	defer nc.Close()
 	release := make(chan struct{})
 	var handled atomic.Int64
-	sub := mustSubscribe(t, nc, map[Kind]string{KindRetrieval: "rag.retrieval.>"}, workers, 10, 1<<20, func(*Message) {
+	sub := mustSubscribe(t, nc, map[wire.Kind]string{wire.KindRetrieval: "rag.retrieval.>"}, workers, 10, 1<<20, func(*Message) {
 		<-release
 		handled.Add(1)
 	})
@@ -228,7 +229,7 @@ func TestSubscribeDrainTimeout(t *testing.T) {
 	_, nc := testenv.RunConnected(t)
 	gate := make(chan struct{})
 	defer close(gate)
-	sub := mustSubscribe(t, nc, map[Kind]string{KindTrace: "x"}, 1, 0, 0, func(*Message) { <-gate })
+	sub := mustSubscribe(t, nc, map[wire.Kind]string{wire.KindTrace: "x"}, 1, 0, 0, func(*Message) { <-gate })
 	testenv.Publish(t, nc, "x", nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -299,7 +300,7 @@ func TestSubscribeWorkers(t *testing.T) {
 
 // mustSubscribe is Subscribe that fails the test on an error; the
 // subscriptions are flushed to the server when it returns.
-func mustSubscribe(t *testing.T, nc *nats.Conn, subjects map[Kind]string, workers, pendingMsgs, pendingBytes int, handle func(*Message)) *Subscription {
+func mustSubscribe(t *testing.T, nc *nats.Conn, subjects map[wire.Kind]string, workers, pendingMsgs, pendingBytes int, handle func(*Message)) *Subscription {
 	t.Helper()
 	sub, err := Subscribe(nc, subjects, workers, pendingMsgs, pendingBytes, handle)
 	if err != nil {

@@ -195,3 +195,14 @@ func Percentile(values []float64, q float64) float64 {
 	}
 	return s[i] + (s[i+1]-s[i])*(pos-float64(i))
 }
+
+// WriteFile writes data to dir/name, failing the test if it cannot, and
+// returns the path: the set-up of a test that reads a file.
+func WriteFile(t testing.TB, dir, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

@@ -17,10 +17,10 @@ func randomObservation(rng *rand.Rand, nk int, o *Observation) {
 		Shipped: rng.Float64() < 0.9, Contained: rng.Float64() < 0.8, Hit: rng.Float64() < 0.85,
 		HasRetrieval: rng.Float64() < 0.95, RecallStrict: uint32(rng.IntN(1 << nk)),
 		CoverageEligible: rng.Float64() < 0.7, Covered: rng.Float64() < 0.8,
-		CitationAccEligible: rng.Float64() < 0.5, CitationAccurate: rng.Float64() < 0.9,
-		HasAnchorDistance: rng.Float64() < 0.5, AnchorDistance: rng.IntN(4),
-		Triage: rng.IntN(len(TriageLabels)+1) - 1,
 	}
+	setCitationAccuracy(o, rng.Float64() < 0.5, rng.Float64() < 0.9)
+	o.HasAnchorDistance, o.AnchorDistance = rng.Float64() < 0.5, rng.IntN(4)
+	o.Triage = rng.IntN(len(TriageLabels)+1) - 1
 	if o.HasRetrieval {
 		for range nk {
 			o.PrecisionAtK = append(o.PrecisionAtK, rng.Float64())
@@ -381,3 +381,15 @@ func TestCheckpointCountsByName(t *testing.T) {
 }
 
 func equalInts(a, b []int64) bool { return slices.Equal(a, b) }
+
+// setCitationAccuracy sets citation accuracy's counters as its check does:
+// accurate counts only an eligible answer.
+func setCitationAccuracy(o *Observation, eligible, accurate bool) {
+	o.Counters &^= 1<<CountCitationAccEligible | 1<<CountCitationAccurate
+	if eligible {
+		o.Counters.Set(CountCitationAccEligible)
+		if accurate {
+			o.Counters.Set(CountCitationAccurate)
+		}
+	}
+}

@@ -62,16 +62,16 @@ type Observation struct {
 	HasDeltaSCited  bool
 	DeltaSCited     float64
 
-	CoverageEligible, Covered             bool
-	CitationAccEligible, CitationAccurate bool
-	HasAnchorDistance                     bool
-	AnchorDistance                        int
+	CoverageEligible, Covered bool
+	HasAnchorDistance         bool
+	AnchorDistance            int
 
 	Lambda LambdaRun // counted as a run when HasAnswer or State != LambdaNone
 	Triage int       // index into TriageLabels, -1 = none (the zero value 0 is "ok")
 
-	// Counters holds the per-event counters that no field above implies:
-	// a check whose metric has no field of its own sets them here.
+	// Counters holds the per-event counters that no field above implies
+	// (citation accuracy's, among others): the check that decides a
+	// metric's counts sets them here, and its metric needs no field.
 	Counters CounterSet
 }
 

@@ -103,14 +103,17 @@ const (
 	CountRecallAtK                          // retrievals with G non-empty: R@k's denominator
 	CountCoverageEligible
 	CountCovered
-	CountCitationAccEligible
-	CountCitationAccurate
 	CountAnchorDistance // observations with an anchor distance
 	cAnchorSum          // Σ anchor distance: a total, in no set
 	CountTriaged        // observations with a triage label
 
-	// A counter added here has no field of Observation to derive it from:
-	// the check that decides it sets it in Observation.Counters.
+	// The counters below have no field of Observation to derive them
+	// from: the check that decides them sets them in Observation.Counters.
+	// A new per-event proportion adds its counters here, with their names
+	// below, and its row.
+
+	CountCitationAccEligible // answers whose gold item has relevant_offsets
+	CountCitationAccurate    // of those, first citation within tolerance
 
 	numEventCounters
 )
@@ -362,6 +365,9 @@ func (m Metric) Unit() Unit {
 // Sketch is the ΔS distribution of a Quantile row, 0 for any other.
 func (m Metric) Sketch() Sketch { return m.sketch }
 
+// Q is the probability of a Quantile row's quantile, 0 for any other row.
+func (m Metric) Q() float64 { return m.q }
+
 // PerEvent says whether the metric is a proportion of per-event counters:
 // one every observation counts in or not (EventCounts keeps them).
 func (m Metric) PerEvent() bool {
@@ -545,12 +551,6 @@ func (o *Observation) eventCounters() CounterSet {
 			s |= 1 << CountCovered
 		}
 	}
-	if o.CitationAccEligible {
-		s |= 1 << CountCitationAccEligible
-		if o.CitationAccurate {
-			s |= 1 << CountCitationAccurate
-		}
-	}
 	if o.HasAnchorDistance {
 		s |= 1 << CountAnchorDistance
 	}
@@ -641,6 +641,11 @@ func (e *EventCounts) Merge(o *EventCounts) {
 type EventProportion struct {
 	Series
 	Num, Den int64
+}
+
+// Value is the proportion's value, as the windows report it.
+func (p EventProportion) Value() Value {
+	return proportion(p.Num, p.Den, p.Row.empty, p.Row.emptyValid)
 }
 
 // Proportions yields every per-event proportion (Metric.PerEvent), in the

@@ -244,7 +244,8 @@ func TestEventIncsMatchCountEvent(t *testing.T) {
 			if i == 0 { // every counter at once
 				o.HasAnswer, o.Answerable, o.Shipped, o.Hit, o.Contained = true, true, true, true, true
 				o.HasRetrieval, o.HasRecallAtK, o.RecallStrict = true, true, 1<<nk-1
-				o.CoverageEligible, o.Covered, o.CitationAccEligible, o.CitationAccurate = true, true, true, true
+				o.CoverageEligible, o.Covered = true, true
+				setCitationAccuracy(&o, true, true)
 				o.HasAnchorDistance, o.Triage = true, 0
 			}
 			direct := make([]int64, l.nCnt)

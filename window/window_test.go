@@ -157,12 +157,12 @@ func TestMetrics(t *testing.T) {
 			obs: []*Observation{
 				with(answer("a", true, true, true, true), func(o *Observation) {
 					o.CoverageEligible, o.Covered = true, true
-					o.CitationAccEligible, o.CitationAccurate = true, false
+					setCitationAccuracy(o, true, false)
 					o.HasAnchorDistance, o.AnchorDistance = true, 0
 				}),
 				with(answer("b", true, true, true, true), func(o *Observation) {
 					o.CoverageEligible = true
-					o.CitationAccEligible, o.CitationAccurate = true, true
+					setCitationAccuracy(o, true, true)
 					o.HasAnchorDistance, o.AnchorDistance = true, 2
 				}),
 				with(answer("c", true, true, true, true), func(o *Observation) {
@@ -743,7 +743,7 @@ func realistic(n, qids int, seed uint64) []Observation {
 		o.DeltaSRetrieved = []float64{r.Float64(), r.Float64(), r.Float64(), r.Float64(), r.Float64()}
 		o.HasDeltaSCited, o.DeltaSCited = true, r.Float64()*0.8
 		o.CoverageEligible, o.Covered = o.Answerable, r.IntN(4) > 0
-		o.CitationAccEligible, o.CitationAccurate = o.Answerable, r.IntN(10) > 0
+		setCitationAccuracy(o, o.Answerable, r.IntN(10) > 0)
 		o.HasAnchorDistance, o.AnchorDistance = true, r.IntN(4)
 		o.Lambda = LambdaRun{State: LambdaState(r.IntN(4)), Refused: !o.Shipped, Cited: uint64(r.IntN(3))}
 		o.Triage = r.IntN(len(TriageLabels)+1) - 1

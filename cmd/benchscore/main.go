@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/shadoweval/shadoweval/internal/cmdutil"
-	"github.com/shadoweval/shadoweval/stream/gen"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 func main() {
@@ -28,7 +28,7 @@ func main() {
 	runs := flag.Int("runs", 3, "runs of each scorer, interleaved")
 	dir := flag.String("dir", "", "where to write the data (default: a temp dir, removed after)")
 	bin := flag.String("bin", "bin/shadoweval", "shadoweval binary")
-	ref := flag.String("ref", "sidecar/offline/testdata/reference/score_eval.py", "reference scorer")
+	ref := flag.String("ref", "offline/testdata/reference/score_eval.py", "reference scorer")
 	k := flag.String("k", "5", "--k for both")
 	flag.Parse()
 	if err := run(*items, *seed, *runs, *dir, *bin, *ref, *k); err != nil {

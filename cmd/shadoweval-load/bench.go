@@ -19,7 +19,7 @@ import (
 
 	"github.com/shadoweval/shadoweval/internal/cmdutil"
 	"github.com/shadoweval/shadoweval/stream"
-	"github.com/shadoweval/shadoweval/stream/gen"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 type benchOpts struct {

@@ -14,12 +14,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/shadoweval/shadoweval/internal/cmdutil"
 	"github.com/shadoweval/shadoweval/stream"
-	"github.com/shadoweval/shadoweval/stream/gen"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 // The children talk to the parent in lines on stdout: "ready ..." once
@@ -125,7 +127,7 @@ func keySubject(subject string, ev []byte, keyed bool) string {
 	if !keyed {
 		return subject
 	}
-	if qid := stream.EventQID(ev); qid != "" {
+	if qid := wire.EventQID(ev); qid != "" {
 		return subject + "." + stream.PartitionKey(qid)
 	}
 	return subject

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shadoweval/shadoweval/wire"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -20,10 +21,7 @@ import (
 
 func TestParseBench(t *testing.T) {
 	dir := t.TempDir()
-	badSubjects := filepath.Join(dir, "bad.yaml")
-	if err := os.WriteFile(badSubjects, []byte("subjects:\n  trace: rag.trace.*\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	badSubjects := testenv.WriteFile(t, dir, "bad.yaml", []byte("subjects:\n  trace: rag.trace.*\n"))
 	for _, tc := range []struct {
 		name       string
 		args       []string
@@ -74,10 +72,7 @@ func TestParseBench(t *testing.T) {
 // for those the tool sets.
 func TestClusterConfigLoads(t *testing.T) {
 	dir := t.TempDir()
-	base := filepath.Join(dir, "base.yaml")
-	if err := os.WriteFile(base, []byte("nats:\n  url: nats://elsewhere:4222\n  stream: LOAD\nhttp:\n  listen: :1\nwindows:\n  - {length: 1m, resolution: 5s}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	base := testenv.WriteFile(t, dir, "base.yaml", []byte("nats:\n  url: nats://elsewhere:4222\n  stream: LOAD\nhttp:\n  listen: :1\nwindows:\n  - {length: 1m, resolution: 5s}\n"))
 	for _, tc := range []struct {
 		replicas, partitions int
 		base                 string
@@ -96,10 +91,7 @@ func TestClusterConfigLoads(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%+v member %d: %v", tc, m, err)
 			}
-			path := filepath.Join(dir, "member.yaml")
-			if err := os.WriteFile(path, b, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			path := testenv.WriteFile(t, dir, "member.yaml", b)
 			c, err := config.Load(path)
 			if err != nil {
 				t.Fatalf("%+v member %d: config.Load: %v\n%s", tc, m, err, b)
@@ -143,7 +135,7 @@ func TestMakeEventsKeyed(t *testing.T) {
 		if !bytes.Equal(e.body, plain[i].body) || plain[i].subject != "rag.trace."+arms[i%2] {
 			t.Fatalf("event %d: keyed %s %s, plain %s %s", i, e.subject, e.body, plain[i].subject, plain[i].body)
 		}
-		tr, err := stream.DecodeTrace(ev)
+		tr, err := wire.DecodeTrace(ev)
 		if err != nil {
 			t.Fatalf("event %d: %v: %s", i, err, ev)
 		}

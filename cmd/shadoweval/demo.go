@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/shadoweval/shadoweval/sidecar/demo"
+	"github.com/shadoweval/shadoweval/demo"
 )
 
 func runDemo(args []string, stdout, stderr io.Writer) int {

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shadoweval/shadoweval/offline/eval"
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
-	"github.com/shadoweval/shadoweval/sidecar/eval"
 )
 
 // exitInconclusive: `eval --baseline` had too little data to decide.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shadoweval/shadoweval/stream/gen"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 // gateFiles are the inputs of the CI gate test: a gold set, the live

@@ -1,6 +1,7 @@
 // Command shadoweval is the RAG shadow-evaluation sidecar and its offline
 // tools. main only parses flags, turns signals into a context and maps
-// results to exit codes; the work is in the sidecar and stream packages.
+// results to exit codes; the work is in packages sidecar (the running
+// app), offline and demo.
 package main
 
 import (

@@ -13,8 +13,8 @@ import (
 
 	"github.com/shadoweval/shadoweval/internal/cmdutil"
 	"github.com/shadoweval/shadoweval/internal/pycompat"
-	"github.com/shadoweval/shadoweval/sidecar/offline"
-	"github.com/shadoweval/shadoweval/stream/gen"
+	"github.com/shadoweval/shadoweval/offline"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {

@@ -13,10 +13,7 @@ import (
 
 func TestReplayUsage(t *testing.T) {
 	dir := t.TempDir()
-	file := filepath.Join(dir, "trace.jsonl")
-	if err := os.WriteFile(file, []byte("{\"qid\":\"A1\"}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := testenv.WriteFile(t, dir, "trace.jsonl", []byte("{\"qid\":\"A1\"}\n"))
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -71,10 +68,7 @@ func TestReplayPartitionKeyCommand(t *testing.T) {
 func TestReplayNotJSON(t *testing.T) {
 	s, nc := testenv.RunConnected(t)
 	got := testenv.Collect(t, nc, "rag.trace.>", 3)
-	file := filepath.Join(t.TempDir(), "trace.jsonl")
-	if err := os.WriteFile(file, []byte("{\"qid\":\"A1\"}\nnot json\n{\"qid\":\"A2\",\"qid\":\"A3\"}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := testenv.WriteFile(t, t.TempDir(), "trace.jsonl", []byte("{\"qid\":\"A1\"}\nnot json\n{\"qid\":\"A2\",\"qid\":\"A3\"}\n"))
 	var out, errs bytes.Buffer
 	if code := runReplay([]string{file, "--nats-url", s.ClientURL()}, &out, &errs); code != exitFailed {
 		t.Fatalf("exit %d, want %d; stderr %s", code, exitFailed, errs.String())
@@ -95,10 +89,7 @@ func TestReplayNATSURLFromEnvironment(t *testing.T) {
 	s, nc := testenv.RunConnected(t)
 	got := testenv.Collect(t, nc, "rag.trace.live", 1)
 	t.Setenv("NATS_URL", s.ClientURL())
-	file := filepath.Join(t.TempDir(), "trace.jsonl")
-	if err := os.WriteFile(file, []byte("{\"qid\":\"A1\"}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := testenv.WriteFile(t, t.TempDir(), "trace.jsonl", []byte("{\"qid\":\"A1\"}\n"))
 	var out, errs bytes.Buffer
 	if code := runReplay([]string{file}, &out, &errs); code != exitOK {
 		t.Fatalf("exit %d; stderr %s", code, errs.String())

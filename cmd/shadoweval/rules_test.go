@@ -2,8 +2,8 @@ package main
 
 import (
 	"bytes"
+	"github.com/shadoweval/shadoweval/testenv"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -38,10 +38,7 @@ func TestRulesCommand(t *testing.T) {
 		}
 	}
 
-	bad := filepath.Join(t.TempDir(), "bad.yaml")
-	if err := os.WriteFile(bad, []byte("gates:\n  - name: x\n    metric: precison\n    op: '>='\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bad := testenv.WriteFile(t, t.TempDir(), "bad.yaml", []byte("gates:\n  - name: x\n    metric: precison\n    op: '>='\n"))
 	for _, c := range []struct {
 		args []string
 		want string

@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/shadoweval/shadoweval/stream/gen"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
-const scoreFixtures = "../../sidecar/offline/testdata/score"
+const scoreFixtures = "../../offline/testdata/score"
 
 type scoreCase struct {
 	Name  string   `json:"name"`
@@ -128,7 +128,7 @@ func TestScoreAgainstPython(t *testing.T) {
 // one trace object keep their last value (whole, not merged). want.json is
 // the reference's output.
 func TestScoreRepeatedRows(t *testing.T) {
-	dir := "../../sidecar/offline/testdata/score_extra/repeated_rows"
+	dir := "../../offline/testdata/score_extra/repeated_rows"
 	want, err := os.ReadFile(filepath.Join(dir, "want.json"))
 	if err != nil {
 		t.Fatal(err)

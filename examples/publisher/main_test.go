@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/shadoweval/shadoweval/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/shadoweval/shadoweval/testenv/apptest"
 )
 
@@ -21,10 +23,7 @@ const readmeGold = `{"qid":"A0001","question":"Does X support null keys?","answe
 // kubelet writes them) and points LABELS_FILE at it.
 func labels(t *testing.T, lines string) {
 	t.Helper()
-	f := filepath.Join(t.TempDir(), "labels")
-	if err := os.WriteFile(f, []byte(lines), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f := testenv.WriteFile(t, t.TempDir(), "labels", []byte(lines))
 	t.Setenv("LABELS_FILE", f)
 }
 
@@ -82,7 +81,7 @@ func TestPythonPublisher(t *testing.T) {
 	if err != nil {
 		t.Fatalf("python3: %v\n%s", err, stderr.String())
 	}
-	ev, err := stream.DecodeTrace(bytes.TrimSpace(out))
+	ev, err := wire.DecodeTrace(bytes.TrimSpace(out))
 	if err != nil {
 		t.Fatalf("the Python example's event is refused: %v\n%s", err, out)
 	}

@@ -2,7 +2,7 @@ package main
 
 import (
 	"bytes"
-	"os"
+	"github.com/shadoweval/shadoweval/testenv"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,10 +54,7 @@ func TestReport(t *testing.T) {
 		`{"name":"unit","passed":3,"failed":0,"skipped":[{"package":"p/a","test":"TestTool","reason":"promtool not installed"}]}`,
 		`{"name":"chart","passed":2,"failed":0,"skipped":[]}`,
 	} {
-		f := filepath.Join(dir, string(rune('a'+i)))
-		if err := os.WriteFile(f, []byte(rec+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		f := testenv.WriteFile(t, dir, string(rune('a'+i)), []byte(rec+"\n"))
 		files = append(files, f)
 	}
 	out.Reset()

@@ -40,6 +40,7 @@
 package alert
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -169,15 +170,6 @@ func (a *Alert) normalize(now time.Time) {
 // formatFloat writes v the shortest way that reads back exactly.
 func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-// subjectOf is the measured quantity in words: "precision" or
-// "recall_at_5 of canary − live".
-func (a *Alert) subjectOf() string {
-	if a.CompareTo != "" {
-		return fmt.Sprintf("%s of %s − %s", a.Metric, a.Arm, a.CompareTo)
-	}
-	return a.Metric
-}
-
 // summary and description are the Alertmanager annotations.
 func (a *Alert) summary() string {
 	return fmt.Sprintf("Gate %s %s on arm %s", a.Gate, a.Status, a.Arm)
@@ -189,5 +181,5 @@ func (a *Alert) description() string {
 		value = formatFloat(*a.Value)
 	}
 	return fmt.Sprintf("%s over %s is %s; the gate wants %s %s (%d samples).",
-		a.subjectOf(), a.Window, value, a.Op, formatFloat(a.Threshold), a.Samples)
+		cmp.Or(a.Subject, a.Metric), a.Window, value, a.Op, formatFloat(a.Threshold), a.Samples)
 }

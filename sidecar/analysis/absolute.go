@@ -13,6 +13,8 @@ import (
 // sequence; the baseline's value is shown only.
 type absolute struct{}
 
+func init() { checkKinds[config.CheckAbsolute] = absolute{} }
+
 func (absolute) describe(c config.AnalysisCheck, r *CheckResult) {
 	th := c.Threshold
 	r.Op, r.Threshold = c.Op, &th
@@ -76,4 +78,14 @@ func (absolute) decide(c config.AnalysisCheck, _ bool, iv confseq.Interval) (Ver
 		return Pass, span(iv) + " entirely meets " + want
 	}
 	return Inconclusive, span(iv) + " straddles " + fmt4(t)
+}
+
+// present: the arm's value against the threshold, passing on the op's
+// side.
+func (absolute) present(r CheckResult) Presentation {
+	p := Presentation{Op: r.Op}
+	if r.Threshold != nil {
+		p.Limit = *r.Threshold
+	}
+	return p
 }

@@ -13,6 +13,8 @@ import (
 // tolerance on the metric's failing side, with a two-sample sequence.
 type comparison struct{}
 
+func init() { checkKinds[config.CheckComparison] = comparison{} }
+
 func (comparison) describe(c config.AnalysisCheck, r *CheckResult) { r.Tolerance = c.Tolerance }
 
 // hasData: data in the baseline alone is inconclusive, not no_data.
@@ -143,4 +145,13 @@ func (comparison) decide(c config.AnalysisCheck, lowerBetter bool, iv confseq.In
 		return Pass, d + ", entirely above −" + fmt4(t)
 	}
 	return Inconclusive, d + ", straddles −" + fmt4(t)
+}
+
+// present: arm − baseline against the tolerance on the metric's failing
+// side.
+func (comparison) present(r CheckResult) Presentation {
+	if r.LowerIsBetter {
+		return Presentation{Relative: true, Limit: r.Tolerance, Op: "<="}
+	}
+	return Presentation{Relative: true, Limit: -r.Tolerance, Op: ">="}
 }

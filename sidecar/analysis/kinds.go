@@ -29,11 +29,37 @@ type checkKind interface {
 	tooFew(c config.AnalysisCheck, s Samples) string
 	// decide places the interval against the check's limit.
 	decide(c config.AnalysisCheck, lowerIsBetter bool, iv confseq.Interval) (Verdict, string)
+	// present is how a result of the kind shows (describe filled it in).
+	present(r CheckResult) Presentation
 }
 
 // checkKinds are the check kinds the analyses judge, under the names
 // config gives them (config.CheckKinds); judge dispatches through it.
-var checkKinds = map[string]checkKind{
-	config.CheckComparison: comparison{},
-	config.CheckAbsolute:   absolute{},
+// Each kind adds itself from its own file (in its init).
+var checkKinds = map[string]checkKind{}
+
+// Presentation is what a check's result shows whatever its kind: the
+// presenters (the status page, eval's table, the demo, the limit metric)
+// draw and word a check from it and never from its kind.
+type Presentation struct {
+	// Relative: the estimate is arm − baseline, read against 0; else it is
+	// the arm's own value of the metric.
+	Relative bool
+	// Limit is the line the interval is judged against, on the estimate's
+	// scale, and Op the passing side of it (">=", ">", "<=", "<"): the
+	// check fails beyond the line on the other side.
+	Limit float64
+	Op    string
+}
+
+// FailsBelow tells whether the failing side of the limit is below it.
+func (p Presentation) FailsBelow() bool { return p.Op == ">=" || p.Op == ">" }
+
+// Presentation is how r shows, as its kind has it; the zero value for a
+// kind this build does not know.
+func (r CheckResult) Presentation() Presentation {
+	if k := checkKinds[r.Kind]; k != nil {
+		return k.present(r)
+	}
+	return Presentation{}
 }

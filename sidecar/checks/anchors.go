@@ -1,6 +1,10 @@
 package checks
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/shadoweval/shadoweval/window"
+)
 
 // UnderSection reports whether section is anchor or lies under it on dot
 // paths, component-wise: S.4.2.1 is under S.4.2, S.4.20 is not. An empty
@@ -31,31 +35,13 @@ func Covered(citations, gold []string, anchor string, sectionOf func(id string) 
 	return false
 }
 
-// CitationAccurate reports whether the first citation is a gold id and its
-// offsets lie within tol bytes of that id's gold offsets at both ends.
-// first is "" when the answer cites nothing; off is the caller's resolved
-// offsets (citation_offsets, else the topk item) and haveOff says whether
-// there were any. No offsets on either side, or a negative tol, is false.
-func CitationAccurate(first string, off [2]int64, haveOff bool, gold []string, goldOffsets map[string][2]int64, tol int64) bool {
-	if first == "" || !haveOff || tol < 0 {
-		return false
-	}
-	if _, ok := idSet(gold)[first]; !ok {
-		return false
-	}
-	g, ok := goldOffsets[first]
-	if !ok {
-		return false
-	}
-	return absDiff(off[0], g[0]) <= uint64(tol) && absDiff(off[1], g[1]) <= uint64(tol)
-}
+func init() { evaluations = append(evaluations, anchorEvaluation) }
 
-// absDiff is |a−b| without overflow for any two int64 offsets.
-func absDiff(a, b int64) uint64 {
-	if a >= b {
-		return uint64(a) - uint64(b)
-	}
-	return uint64(b) - uint64(a)
+// anchorEvaluation: the tree distance from the first citation's section to
+// the gold anchor_section, when there are both.
+func anchorEvaluation(o *window.Observation) (Evaluation, bool) {
+	return Evaluation{Name: "anchor_proximity", Score: float64(o.AnchorDistance),
+		Explanation: "tree distance from the first citation's section to anchor_section"}, o.HasAnswer && o.HasAnchorDistance
 }
 
 // AnchorDistance is the tree distance between two dot paths:

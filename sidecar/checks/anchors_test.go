@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"math"
 	"testing"
 )
 
@@ -67,46 +66,6 @@ func TestCovered(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := Covered(tt.citations, tt.gold, tt.anchor, tt.sectionOf); got != tt.want {
 				t.Errorf("Covered(%q, %q, %q) = %v, want %v", tt.citations, tt.gold, tt.anchor, got, tt.want)
-			}
-		})
-	}
-}
-
-func TestCitationAccurate(t *testing.T) {
-	gold := []string{"a", "b"}
-	goldOff := map[string][2]int64{
-		"a":   {204611, 205279},
-		"c":   {0, 10},
-		"big": {math.MaxInt64, math.MaxInt64},
-	}
-	goldWithBig := []string{"a", "big"}
-	tests := []struct {
-		name    string
-		first   string
-		off     [2]int64
-		haveOff bool
-		gold    []string
-		tol     int64
-		want    bool
-	}{
-		{"exact", "a", [2]int64{204611, 205279}, true, gold, 30, true},
-		{"both ends at tolerance", "a", [2]int64{204641, 205249}, true, gold, 30, true},
-		{"start just past tolerance", "a", [2]int64{204580, 205279}, true, gold, 30, false},
-		{"end just past tolerance", "a", [2]int64{204611, 205310}, true, gold, 30, false},
-		{"zero tolerance exact", "a", [2]int64{204611, 205279}, true, gold, 0, true},
-		{"zero tolerance off by one", "a", [2]int64{204611, 205280}, true, gold, 0, false},
-		{"negative tolerance", "a", [2]int64{204611, 205279}, true, gold, -1, false},
-		{"no citation", "", [2]int64{204611, 205279}, true, gold, 30, false},
-		{"no offsets", "a", [2]int64{204611, 205279}, false, gold, 30, false},
-		{"gold id without gold offsets", "b", [2]int64{0, 10}, true, gold, 30, false},
-		{"not gold even with offsets", "c", [2]int64{0, 10}, true, gold, 30, false},
-		{"no overflow at extremes", "big", [2]int64{math.MinInt64, math.MinInt64}, true, goldWithBig, math.MaxInt64, false},
-		{"extreme but equal", "big", [2]int64{math.MaxInt64, math.MaxInt64 - 5}, true, goldWithBig, 5, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := CitationAccurate(tt.first, tt.off, tt.haveOff, tt.gold, goldOff, tt.tol); got != tt.want {
-				t.Errorf("CitationAccurate(%q, %v, %v, %q, tol=%d) = %v, want %v", tt.first, tt.off, tt.haveOff, tt.gold, tt.tol, got, tt.want)
 			}
 		})
 	}

@@ -2,8 +2,8 @@ package checks
 
 import (
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/shadoweval/shadoweval/wire"
 
-	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/vocab"
 )
 
@@ -76,5 +76,5 @@ func Arbitrate(in ArbitrationInput) (final, why string) {
 // HardFlag reports whether provenance_violation or constraints_mismatch is
 // truthy in flags.
 func HardFlag(flags map[string]jsontext.Value) bool {
-	return stream.Truthy(flags[FlagProvenanceViolation]) || stream.Truthy(flags[FlagConstraintsMismatch])
+	return wire.Truthy(flags[FlagProvenanceViolation]) || wire.Truthy(flags[FlagConstraintsMismatch])
 }

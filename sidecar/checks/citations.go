@@ -1,5 +1,33 @@
 package checks
 
+import "github.com/shadoweval/shadoweval/window"
+
+func init() {
+	evaluations = append(evaluations, citationHitEvaluation)
+	explanations["precision"] = precisionMiss
+}
+
+// citationHitEvaluation: pass when the citations hit the gold set among
+// the retrieved ids (H).
+func citationHitEvaluation(o *window.Observation) (Evaluation, bool) {
+	return passFail("citation_hit", o.Hit), o.HasAnswer
+}
+
+// precisionMiss says why a shipped answer does not count for precision.
+func precisionMiss(o *window.Observation) string {
+	switch {
+	case !o.Answerable:
+		return "the gold item is not answerable"
+	case !o.Contained && !o.Hit:
+		return "no gold substring in the claim and no gold citation"
+	case !o.Contained:
+		return "no gold substring in the claim"
+	case !o.Hit:
+		return "the citations miss the gold set or the retrieved ids"
+	}
+	return ""
+}
+
 // Citations is answer_json.citations as sent. The reference reads it as
 // `aj.get("citations") or []`, so an absent or falsy value (null, false, 0,
 // "", {}) arrives here as an empty list; a truthy value that is not a JSON

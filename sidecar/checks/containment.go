@@ -5,7 +5,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/shadoweval/shadoweval/internal/pycompat"
+	"github.com/shadoweval/shadoweval/window"
 )
+
+func init() { evaluations = append(evaluations, containmentEvaluation) }
+
+// containmentEvaluation: pass when a gold substring is in the claim (C).
+func containmentEvaluation(o *window.Observation) (Evaluation, bool) {
+	return passFail("containment", o.Contained), o.HasAnswer
+}
 
 // minSubstrLen is the reference scorer's minimum gold substring length, in
 // code points of the lower-cased substring.

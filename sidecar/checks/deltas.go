@@ -6,8 +6,17 @@ import (
 	"math"
 	"slices"
 
-	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/window"
+	"github.com/shadoweval/shadoweval/wire"
 )
+
+func init() { evaluations = append(evaluations, citedDeltaSEvaluation) }
+
+// citedDeltaSEvaluation: a shipped answer's cited ΔS and its zone.
+func citedDeltaSEvaluation(o *window.Observation) (Evaluation, bool) {
+	return Evaluation{Name: "delta_s_cited", Score: o.DeltaSCited, Label: ZoneOf(o.DeltaSCited).String()},
+		o.HasAnswer && o.Shipped && o.HasDeltaSCited
+}
 
 // ErrVectorLength is returned by DeltaS for vectors of different lengths.
 var ErrVectorLength = errors.New("delta_s: vectors differ in length")
@@ -60,7 +69,7 @@ func maxAbs(v []float64) (float64, error) {
 
 // retrievedDeltaS is delta_s as sent, else ΔS computed from the embeddings
 // of the ranked items that have one.
-func retrievedDeltaS(e *stream.TraceEvent, ids []string, dst []float64) ([]float64, error) {
+func retrievedDeltaS(e *wire.TraceEvent, ids []string, dst []float64) ([]float64, error) {
 	if e.DeltaS != nil {
 		return append(dst, e.DeltaS...), nil
 	}
@@ -83,7 +92,7 @@ func retrievedDeltaS(e *stream.TraceEvent, ids []string, dst []float64) ([]float
 
 // itemDeltaS is the ΔS of the ranked item id: from delta_s at its rank,
 // else from the embeddings.
-func itemDeltaS(e *stream.TraceEvent, ids []string, id string) (float64, bool, error) {
+func itemDeltaS(e *wire.TraceEvent, ids []string, id string) (float64, bool, error) {
 	if e.DeltaS != nil {
 		if i := slices.Index(ids, id); i >= 0 && i < len(e.DeltaS) {
 			return e.DeltaS[i], true, nil

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/shadoweval/shadoweval/internal/pycompat"
-	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -23,7 +24,7 @@ var ErrBadEvent = errors.New("bad event")
 // Gold is a gold row with what the checks derive from it, derived once
 // when the gold file is loaded rather than for every event.
 type Gold struct {
-	stream.Gold
+	wire.Gold
 	// Key stands for the qid in the windows' λ groups
 	// (window.Observation.QIDKey); 0: the windows number the qid.
 	Key         uint32
@@ -32,7 +33,7 @@ type Gold struct {
 }
 
 // NewGold prepares g for Evaluate.
-func NewGold(g stream.Gold) *Gold {
+func NewGold(g wire.Gold) *Gold {
 	return &Gold{Gold: g, claimSubstr: prepareSubstrs(g.GoldClaimSubstr), citations: g.Citations()}
 }
 
@@ -45,7 +46,7 @@ func NewGold(g stream.Gold) *Gold {
 // trace without an answer is a shipped empty claim and one without ids
 // retrieved nothing, as in the reference. The observation carries the
 // event's arm and time and the gold item's qid, type and key.
-func Evaluate(e *stream.TraceEvent, item *Gold, hasAnswer bool, opt Options, o *window.Observation) error {
+func Evaluate(e *wire.TraceEvent, item *Gold, hasAnswer bool, opt Options, o *window.Observation) error {
 	g := &item.Gold
 	gold := item.citations
 	ids := rankedIDs(e)
@@ -120,19 +121,6 @@ func Evaluate(e *stream.TraceEvent, item *Gold, hasAnswer bool, opt Options, o *
 			o.Covered = Covered(cited, gold, g.AnchorSection, sectionOf)
 		}
 	}
-	if len(g.RelevantOffsets) > 0 {
-		o.CitationAccEligible = true
-		off, haveOff := e.Answer.CitationOffsets[first]
-		if !haveOff {
-			for i := range e.TopK {
-				if e.TopK[i].ID == first && e.TopK[i].Offsets != nil {
-					off, haveOff = *e.TopK[i].Offsets, true
-					break
-				}
-			}
-		}
-		o.CitationAccurate = CitationAccurate(first, off, haveOff, gold, g.RelevantOffsets, opt.Tolerance)
-	}
 	if sec, ok := sectionOf(first); ok && g.AnchorSection != "" {
 		o.HasAnchorDistance, o.AnchorDistance = true, AnchorDistance(sec, g.AnchorSection)
 	}
@@ -143,5 +131,28 @@ func Evaluate(e *stream.TraceEvent, item *Gold, hasAnswer bool, opt Options, o *
 	}
 	o.Lambda = window.LambdaRun{State: state, Refused: !o.Shipped, Cited: window.CitedSetHash(cited)}
 	o.Triage = triageIndex(e, claim, cited, o.Shipped)
+	a := answer{topK: e.TopK, citationOffsets: e.Answer.CitationOffsets, gold: item, opt: opt, first: first}
+	for _, check := range answerChecks {
+		check(a, o)
+	}
 	return nil
+}
+
+// answerChecks decide the per-event counters of window's registry that no
+// field of window.Observation implies (Observation.Counters). A metric
+// counted per answer is a row of the registry and one of these, which adds
+// itself here from the file of its check (in its init); Evaluate runs
+// every one on each answer, after the observation's fields are set.
+var answerChecks []func(a answer, o *window.Observation)
+
+// answer is what an answer check reads of one answer. It holds the
+// event's parts, not the event: the checks are called through func
+// values, which the compiler cannot see into, so a pointer to the event
+// (on the caller's stack) would move every event to the heap.
+type answer struct {
+	topK            []wire.TopKItem
+	citationOffsets map[string][2]int64
+	gold            *Gold
+	opt             Options
+	first           string // the first citation; "" when the answer cites nothing
 }

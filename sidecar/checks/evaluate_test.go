@@ -5,7 +5,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -65,13 +66,13 @@ func TestEvaluateCoveredMatchesCovered(t *testing.T) {
 			}
 			return out
 		}
-		var topk []stream.TopKItem
+		var topk []wire.TopKItem
 		for _, id := range pick(4) {
-			topk = append(topk, stream.TopKItem{ID: id, SectionID: secs[r.IntN(len(secs))]})
+			topk = append(topk, wire.TopKItem{ID: id, SectionID: secs[r.IntN(len(secs))]})
 		}
 		cited := pick(3)
-		e := &stream.TraceEvent{QID: "q", TopK: topk, HasAnswer: true, Answer: stream.Answer{Citations: cited}}
-		g := &stream.Gold{QID: "q", Answerable: true, GoldCitations: pick(2), AnchorSection: secs[r.IntN(len(secs))], Type: "prose"}
+		e := &wire.TraceEvent{QID: "q", TopK: topk, HasAnswer: true, Answer: wire.Answer{Citations: cited}}
+		g := &wire.Gold{QID: "q", Answerable: true, GoldCitations: pick(2), AnchorSection: secs[r.IntN(len(secs))], Type: "prose"}
 		var o window.Observation
 		if err := Evaluate(e, NewGold(*g), true, Options{Ks: []int{5}, Tolerance: 30}, &o); err != nil {
 			t.Fatal(err)
@@ -102,14 +103,14 @@ func TestLambdaStateOfMatchesParse(t *testing.T) {
 }
 
 func TestRankedIDsMatchesIDs(t *testing.T) {
-	items := func(ids ...string) []stream.TopKItem {
-		out := []stream.TopKItem{}
+	items := func(ids ...string) []wire.TopKItem {
+		out := []wire.TopKItem{}
 		for _, id := range ids {
-			out = append(out, stream.TopKItem{ID: id})
+			out = append(out, wire.TopKItem{ID: id})
 		}
 		return out
 	}
-	for _, e := range []stream.TraceEvent{
+	for _, e := range []wire.TraceEvent{
 		{}, {RetrievedIDs: []string{}}, {RetrievedIDs: []string{"a"}},
 		{TopK: items()}, {TopK: items(), RetrievedIDs: []string{}}, {TopK: items("a", "b"), RetrievedIDs: []string{"a", "b"}},
 		{TopK: items("a", "b"), RetrievedIDs: []string{"b", "a"}}, {TopK: items("a"), RetrievedIDs: []string{"a", "b"}},

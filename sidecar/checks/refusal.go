@@ -6,7 +6,29 @@ import (
 	"unicode/utf8"
 
 	"github.com/shadoweval/shadoweval/internal/pycompat"
+	"github.com/shadoweval/shadoweval/window"
 )
+
+func init() { evaluations = append(evaluations, refusalEvaluation) }
+
+// refusalEvaluation: 1 (refused) or 0 (shipped), with the error it is
+// when the gold item says otherwise.
+func refusalEvaluation(o *window.Observation) (Evaluation, bool) {
+	if !o.HasAnswer {
+		return Evaluation{}, false
+	}
+	ev := Evaluation{Name: "refusal", Label: "shipped"}
+	if !o.Shipped {
+		ev.Score, ev.Label = 1, "refused"
+	}
+	switch {
+	case !o.Shipped && o.Answerable:
+		ev.Explanation = "over-refusal: the gold item is answerable"
+	case o.Shipped && !o.Answerable:
+		ev.Explanation = "under-refusal: the gold item is not answerable"
+	}
+	return ev, true
+}
 
 // RefusalToken is the only correct answer to an unanswerable question.
 const RefusalToken = "not in context"

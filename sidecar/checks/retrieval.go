@@ -4,7 +4,8 @@ import (
 	"encoding/binary"
 	"math/bits"
 
-	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -51,7 +52,7 @@ func RecallAtK(gold, retrieved []string, k int) (value float64, ok bool) {
 
 // rankedIDs is e.IDs() without its copy when retrieved_ids already lists
 // the ids of topk, as producers usually send both.
-func rankedIDs(e *stream.TraceEvent) []string {
+func rankedIDs(e *wire.TraceEvent) []string {
 	if e.TopK == nil || len(e.RetrievedIDs) != len(e.TopK) || e.RetrievedIDs == nil {
 		return e.IDs()
 	}

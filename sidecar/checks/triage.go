@@ -4,8 +4,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/shadoweval/shadoweval/wire"
+
 	"github.com/shadoweval/shadoweval/internal/pycompat"
-	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/vocab"
 )
 
@@ -89,7 +90,7 @@ func containsString(list []string, s string) bool {
 // its top-k items. The structured answer is rendered in the seed's template
 // ("citations: [a, b]" after the claim) so that its template check means
 // the same thing: a shipped answer must cite.
-func triageIndex(e *stream.TraceEvent, claim string, cited []string, shipped bool) int {
+func triageIndex(e *wire.TraceEvent, claim string, cited []string, shipped bool) int {
 	hasText := false
 	for i := range e.TopK {
 		if e.TopK[i].Text != "" {

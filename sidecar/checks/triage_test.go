@@ -149,7 +149,7 @@ func TestTriageMatchesPython(t *testing.T) {
 	if err != nil {
 		t.Skip("python3 not on PATH")
 	}
-	script, err := filepath.Abs(filepath.Join("..", "offline", "testdata", "reference", "reflect.py"))
+	script, err := filepath.Abs(filepath.Join("..", "..", "offline", "testdata", "reference", "reflect.py"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 // It never judges the compare_to arm itself.
 type compareTo struct{}
 
+func init() { kinds[config.GateCompareTo] = compareTo{} }
+
 func (compareTo) judge(g *config.Gate, metric window.Kind, arm string, v window.Value, c *evalCache) judgement {
 	ref, jr, ok := metricOf(c, g.CompareTo, g.Window, g.Metric)
 	if !ok {
@@ -62,6 +64,17 @@ func (compareTo) judge(g *config.Gate, metric window.Kind, arm string, v window.
 }
 
 func (compareTo) skips(g *config.Gate, arm string) bool { return arm == g.CompareTo }
+
+// subject: "recall_at_5 of canary − live".
+func (compareTo) subject(g *config.Gate, arm string) string {
+	return fmt.Sprintf("%s of %s − %s", g.Metric, arm, g.CompareTo)
+}
+
+func (compareTo) point(g *config.Gate, arm string, value func(string) (float64, bool)) (float64, bool) {
+	v, ok := value(arm)
+	ref, refOK := value(g.CompareTo)
+	return v - ref, ok && refOK
+}
 
 // promQL: the difference of the arm's value and the reference arm's of
 // the same scrape target on the failing side, where both have

@@ -202,7 +202,7 @@ func (e *Engine) Evaluate(now time.Time) []Transition {
 			g := &e.gates[x.key.gate]
 			st = &gateState{res: Result{
 				Gate: g.Name, Metric: g.Metric, Op: g.Op, Window: g.Window,
-				Severity: g.Severity, Arm: x.key.arm, CompareTo: g.CompareTo,
+				Severity: g.Severity, Arm: x.key.arm, CompareTo: g.CompareTo, Subject: kinds[g.Kind()].subject(g, x.key.arm),
 				Threshold: g.Threshold, State: Inconclusive, Verdict: VerdictInconclusive,
 			}}
 			e.states[x.key] = st

@@ -22,14 +22,17 @@ type gateKind interface {
 	// promQL is g as a Prometheus expression; fail is the failing side of
 	// g's op.
 	promQL(g *config.Gate, fail string) PromQL
+	// subject names what g judges on arm, in words (Result.Subject).
+	subject(g *config.Gate, arm string) string
+	// point is what g judges on arm from the point values of its metric
+	// (value gives an arm's); false when a value is missing.
+	point(g *config.Gate, arm string, value func(arm string) (float64, bool)) (float64, bool)
 }
 
 // kinds are the gate kinds the engine judges, under the names config
-// gives them (config.GateKinds); the engine dispatches through it.
-var kinds = map[string]gateKind{
-	config.GateThreshold: threshold{},
-	config.GateCompareTo: compareTo{},
-}
+// gives them (config.GateKinds); the engine dispatches through it. Each
+// kind adds itself from its own file (in its init).
+var kinds = map[string]gateKind{}
 
 // PromQL is a gate as Prometheus judges it on the sidecar's own series
 // (package sidecar/alert writes the rule files around it).
@@ -56,6 +59,20 @@ func PromQLOf(g *config.Gate, fail string) (PromQL, error) {
 		return PromQL{}, fmt.Errorf("no judge for gate kind %q", g.Kind())
 	}
 	return k.promQL(g, fail), nil
+}
+
+// PointFails says whether gate g, judged on arm's point values of its
+// metric (value gives an arm's, false when it has none), is on its
+// failing side: a hint from values shown elsewhere (the demo's table),
+// with no window, min_samples or interval. False when g never judges arm
+// or a value is missing.
+func PointFails(g *config.Gate, arm string, value func(arm string) (float64, bool)) bool {
+	k, ok := kinds[g.Kind()]
+	if !ok || k.skips(g, arm) || !validOp(g.Op) {
+		return false
+	}
+	x, ok := k.point(g, arm, value)
+	return ok && !passes(g.Op, x, g.Threshold)
 }
 
 // selector is the series name of g's metric and window on the arms

@@ -74,7 +74,10 @@ type Result struct {
 	Severity  string `json:"severity"`
 	Arm       string `json:"arm"`
 	CompareTo string `json:"compare_to,omitempty"`
-	State     State  `json:"state"`
+	// Subject names what the gate judges on the arm, in words, as its
+	// kind has it: "precision", "recall_at_5 of canary − live".
+	Subject string `json:"-"`
+	State   State  `json:"state"`
 	// Verdict is this gate's own verdict (fail while pending or firing).
 	Verdict Verdict `json:"verdict"`
 	// Value is the point value (arm − compare_to arm with compare_to); nil

@@ -11,6 +11,8 @@ import (
 // or with confidence on a proportion its Wilson interval at that level.
 type threshold struct{}
 
+func init() { kinds[config.GateThreshold] = threshold{} }
+
 func (threshold) judge(g *config.Gate, metric window.Kind, _ string, v window.Value, _ *evalCache) judgement {
 	if minN := minSamples(g); v.Samples < minN {
 		return judgement{samples: v.Samples, value: ptr(v.Value),
@@ -28,6 +30,12 @@ func (threshold) judge(g *config.Gate, metric window.Kind, _ string, v window.Va
 }
 
 func (threshold) skips(*config.Gate, string) bool { return false }
+
+func (threshold) subject(g *config.Gate, _ string) string { return g.Metric }
+
+func (threshold) point(_ *config.Gate, arm string, value func(string) (float64, bool)) (float64, bool) {
+	return value(arm)
+}
 
 // promQL: the arm's value on the failing side, where it has min_samples.
 func (threshold) promQL(g *config.Gate, fail string) PromQL {

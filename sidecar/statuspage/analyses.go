@@ -125,7 +125,7 @@ func (h *handler) analysesView(now time.Time) analysesView {
 			if c.Verdict != analysis.NoData {
 				withData++
 			}
-			if c.Kind != analysis.KindComparison {
+			if !c.Presentation().Relative {
 				av.EstHeader = "Estimate"
 			}
 		}
@@ -174,18 +174,10 @@ func checkViewOf(r analysis.Result, i int, hist []analysis.Point) checkView {
 	// A decided check's reason restates its interval and tolerance.
 	cv.ShowReason = c.Reason != "" && (c.Interval == nil || c.Verdict != analysis.Pass && c.Verdict != analysis.Fail)
 	if c.Estimate != nil {
-		if c.Kind == analysis.KindComparison {
-			cv.Estimate = fmtSigned(*c.Estimate)
-		} else {
-			cv.Estimate = fmtNum(*c.Estimate)
-		}
+		cv.Estimate = estText(c, *c.Estimate)
 	}
 	if c.Interval != nil {
-		f := fmtNum
-		if c.Kind == analysis.KindComparison {
-			f = fmtSigned
-		}
-		cv.Interval = "[" + f(c.Interval[0]) + ", " + f(c.Interval[1]) + "]"
+		cv.Interval = "[" + estText(c, c.Interval[0]) + ", " + estText(c, c.Interval[1]) + "]"
 	}
 	pts := make([]bandPoint, 0, len(hist))
 	for _, p := range hist {
@@ -233,17 +225,14 @@ func verdictText(v analysis.Verdict) string {
 
 // limitText says where a check fails, as the verdict rule of SPEC §5.2 reads.
 func limitText(c analysis.CheckResult) string {
-	if c.Kind == analysis.KindAbsolute {
-		th := 0.0
-		if c.Threshold != nil {
-			th = *c.Threshold
-		}
-		return "needs " + opText(c.Op) + " " + fmtNum(th)
+	p := c.Presentation()
+	switch {
+	case !p.Relative:
+		return "needs " + opText(p.Op) + " " + fmtNum(p.Limit)
+	case p.FailsBelow():
+		return "fails below " + fmtSigned(p.Limit)
 	}
-	if c.LowerIsBetter {
-		return "fails above " + fmtSigned(c.Tolerance)
-	}
-	return "fails below " + fmtSigned(-c.Tolerance)
+	return "fails above " + fmtSigned(p.Limit)
 }
 
 // levelText says how sure each interval is: "99.92 % each side,

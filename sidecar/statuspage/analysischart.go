@@ -79,20 +79,12 @@ func (s linear) at(v float64) float64 {
 	return s.r0 + (v-s.d0)/(s.d1-s.d0)*(s.r1-s.r0)
 }
 
-// limitOf is where a check fails: −t or +t for a comparison (by the
-// metric's direction), the threshold for an absolute check; failBelow tells
-// the failing side.
+// limitOf is where a check fails (its Presentation's limit, −t or +t for a
+// comparison, the threshold for an absolute check); failBelow tells the
+// failing side.
 func limitOf(c analysis.CheckResult) (limit float64, failBelow bool) {
-	if c.Kind == analysis.KindAbsolute {
-		if c.Threshold != nil {
-			limit = *c.Threshold
-		}
-		return limit, c.Op == ">=" || c.Op == ">"
-	}
-	if c.LowerIsBetter {
-		return c.Tolerance, false
-	}
-	return -c.Tolerance, true
+	p := c.Presentation()
+	return p.Limit, p.FailsBelow()
 }
 
 // comparisonHalfSpan is the half-width of a comparison's axis around 0:
@@ -116,14 +108,16 @@ func comparisonHalfSpan(tol float64, values ...float64) float64 {
 
 // axisOf is the value range both interval charts of a check draw, so the
 // band over time reads as the interval now turned upright: ±R around 0
-// for a comparison; for an absolute check a round range around the
-// interval and the threshold, within [0, 1] when they are.
+// for a relative estimate (arm − baseline); for the arm's own value a
+// round range around the interval and the limit, within [0, 1] when they
+// are.
 func axisOf(c analysis.CheckResult, est, lo, hi float64) (d0, d1 float64) {
-	if c.Kind != analysis.KindAbsolute {
-		r := comparisonHalfSpan(c.Tolerance, lo, hi, est)
+	p := c.Presentation()
+	if p.Relative {
+		r := comparisonHalfSpan(math.Abs(p.Limit), lo, hi, est)
 		return -r, r
 	}
-	limit, _ := limitOf(c)
+	limit := p.Limit
 	vlo, vhi := min(lo, hi, est, limit), max(lo, hi, est, limit)
 	pad := max((vhi-vlo)*0.1, 0.01)
 	d0, d1 = niceRange(vlo-pad, vhi+pad)
@@ -136,9 +130,10 @@ func axisOf(c analysis.CheckResult, est, lo, hi float64) (d0, d1 float64) {
 func layoutInterval(c analysis.CheckResult, arm, baseline string) intervalChart {
 	ch := intervalChart{W: ivW, H: ivH, Verdict: verdictClass(c.Verdict)}
 	limit, failBelow := limitOf(c)
-	what := c.Name + ", " + arm + " − " + baseline
-	if c.Kind == analysis.KindAbsolute {
-		what = c.Name + ", " + arm
+	relative := c.Presentation().Relative
+	what := c.Name + ", " + arm
+	if relative {
+		what += " − " + baseline
 	}
 	if c.Estimate == nil || c.Interval == nil || !finite(*c.Estimate, c.Interval[0], c.Interval[1]) {
 		ch.Empty, ch.EmptyText = true, "no interval yet"
@@ -151,19 +146,19 @@ func layoutInterval(c analysis.CheckResult, arm, baseline string) intervalChart 
 	est, lo, hi := *c.Estimate, c.Interval[0], c.Interval[1]
 	d0, d1 := axisOf(c, est, lo, hi)
 	s := linear{d0, d1, ivLeft, ivRight}
-	if c.Kind == analysis.KindAbsolute {
-		ch.Ticks = []tick{{X: ivLeft, Label: fmtAxis(d0), Anchor: "start"}, {X: ivRight, Label: fmtAxis(d1), Anchor: "end"}}
-		// clear of the end labels, which sit inside the axis ends
-		if x := round1(s.at(limit)); x-ivLeft >= minTickGap && ivRight-x >= minTickGap {
-			ch.Ticks = append(ch.Ticks, tick{X: x, Label: fmtAxis(limit), Anchor: "middle"})
-		}
-	} else {
+	if relative {
 		zero := round1(s.at(0))
 		ch.HasZero, ch.ZeroX = true, zero
 		ch.Ticks = []tick{
 			{X: ivLeft, Label: fmtSignedAxis(d0), Anchor: "start"},
 			{X: zero, Label: "0", Anchor: "middle"},
 			{X: ivRight, Label: fmtSignedAxis(d1), Anchor: "end"},
+		}
+	} else {
+		ch.Ticks = []tick{{X: ivLeft, Label: fmtAxis(d0), Anchor: "start"}, {X: ivRight, Label: fmtAxis(d1), Anchor: "end"}}
+		// clear of the end labels, which sit inside the axis ends
+		if x := round1(s.at(limit)); x-ivLeft >= minTickGap && ivRight-x >= minTickGap {
+			ch.Ticks = append(ch.Ticks, tick{X: x, Label: fmtAxis(limit), Anchor: "middle"})
 		}
 	}
 	for i := range ch.Ticks {
@@ -200,8 +195,9 @@ func arrow(x, dir float64) string {
 		fmtCoord(round1(back)) + "," + fmtCoord(ivAxisY+6)
 }
 
+// estText writes a value on c's estimate's scale: signed when relative.
 func estText(c analysis.CheckResult, v float64) string {
-	if c.Kind == analysis.KindComparison {
+	if c.Presentation().Relative {
 		return fmtSigned(v)
 	}
 	return fmtNum(v)
@@ -287,8 +283,9 @@ func layoutBand(c analysis.CheckResult, pts []bandPoint) bandChart {
 	} else {
 		ch.Fail = rect{X: bandLeft, Y: bandTop, W: bandRight - bandLeft, H: round1(ly - bandTop)}
 	}
+	relative := c.Presentation().Relative
 	axisLabel := fmtAxis
-	if c.Kind == analysis.KindComparison {
+	if relative {
 		axisLabel = fmtSignedAxis
 	}
 	// The tolerance's label first: the axis ends' and 0's give way to it.
@@ -304,7 +301,7 @@ func layoutBand(c analysis.CheckResult, pts []bandPoint) bandChart {
 	addLabel(ly+3, axisLabel(limit))
 	addLabel(bandTop+4, axisLabel(hi))
 	addLabel(bandBot+3, axisLabel(lo))
-	if c.Kind == analysis.KindComparison {
+	if relative {
 		zy := yOf(0)
 		ch.HasZero, ch.ZeroY = true, zy
 		addLabel(zy+3, "0")
@@ -390,7 +387,7 @@ type armsChart struct {
 	Ticks     []tick
 	Cand      *xy
 	Base      *xy
-	HasLimit  bool // an absolute check: its threshold at LimitX
+	HasLimit  bool // a limit on the arm's own value: it stands at LimitX
 	LimitX    float64
 }
 
@@ -418,10 +415,11 @@ func layoutArms(c analysis.CheckResult, arm, baseline string) armsChart {
 		ch.Title = title
 		return ch
 	}
-	var limit float64
-	absolute := c.Kind == analysis.KindAbsolute && c.Threshold != nil
+	// A limit on the arm's own value stands on the arms' axis too.
+	p := c.Presentation()
+	absolute := !p.Relative
+	limit := p.Limit
 	if absolute {
-		limit = *c.Threshold
 		vals = append(vals, limit)
 	}
 	lo, hi := slices.Min(vals), slices.Max(vals)

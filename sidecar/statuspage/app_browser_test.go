@@ -13,9 +13,9 @@ import (
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar/gates"
 	"github.com/shadoweval/shadoweval/sidecar/statuspage"
-	"github.com/shadoweval/shadoweval/stream/gen"
 	"github.com/shadoweval/shadoweval/testenv"
 	"github.com/shadoweval/shadoweval/testenv/apptest"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 // pointGates stands in for the gate engine (another package's work): it

@@ -26,15 +26,21 @@ func simEvent(rng *rand.Rand, arm string, q float64, n int) *window.Observation 
 	ans := bern(0.9)
 	shipped := !ans && bern(0.02) || ans && bern(0.96)
 	hit := bern(0.93 * q)
+	contained := hit && bern(0.94)
+	covered := bern(0.86 * q)
+	accurate := bern(0.985 - (1-q)*0.3)
 	o := &window.Observation{
 		Arm: arm, QID: arm + "-q" + strconv.Itoa(n/3), Triage: -1,
-		HasAnswer: true, Answerable: ans, Shipped: shipped, Hit: hit, Contained: hit && bern(0.94),
+		HasAnswer: true, Answerable: ans, Shipped: shipped, Hit: hit, Contained: contained,
 		HasRetrieval: true, PrecisionAtK: make([]float64, len(simKs)),
 		HasRecallAtK: true, RecallAtK: make([]float64, len(simKs)),
-		CoverageEligible: true, Covered: bern(0.86 * q),
-		CitationAccEligible: true, CitationAccurate: bern(0.985 - (1-q)*0.3),
+		CoverageEligible: true, Covered: covered,
 		HasDeltaSCited: true, DeltaSCited: min(1, max(0, 0.3+(1-q)*0.4+rng.NormFloat64()*0.08)),
 		Lambda: window.LambdaRun{State: window.LambdaConvergent},
+	}
+	o.Counters.Set(window.CountCitationAccEligible)
+	if accurate {
+		o.Counters.Set(window.CountCitationAccurate)
 	}
 	for i := range simKs {
 		if bern(0.7 + 0.07*float64(i)) {

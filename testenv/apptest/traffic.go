@@ -7,8 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/shadoweval/shadoweval/stream/gen"
 	"github.com/shadoweval/shadoweval/testenv"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 // Traffic publishes the trace events of a gen.TraceSource on

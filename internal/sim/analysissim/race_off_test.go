@@ -1,0 +1,5 @@
+//go:build !race
+
+package analysissim
+
+const raceEnabled = false

@@ -1,0 +1,5 @@
+//go:build !race
+
+package gatesim
+
+const raceEnabled = false

@@ -1,7 +1,0 @@
-//go:build race
-
-package sim
-
-// raceEnabled: the race detector slows the simulation tenfold; the quick
-// runs are cut further under it.
-const raceEnabled = true

@@ -1,7 +1,0 @@
-//go:build race
-
-package sim
-
-// raceEnabled: the race detector slows the simulation tenfold; the quick
-// run is cut further under it.
-const raceEnabled = true
