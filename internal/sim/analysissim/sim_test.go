@@ -72,6 +72,7 @@ func TestSimulation(t *testing.T) {
 	case raceEnabled || testing.Short():
 		t.Skip("the quick runs are TestAnalysisQuick's")
 	}
+	healthyRuns, badRuns = simRuns(t, healthyRuns, badRuns)
 	cfg := config.Default()
 	js := append(Judges(cfg), KappaStrictJudge(cfg))
 	tr := DefaultTraffic
@@ -403,12 +404,7 @@ func TestRealistic(t *testing.T) {
 	case raceEnabled || testing.Short():
 		t.Skip("the quick runs are TestRealisticQuick's")
 	}
-	// SHADOWEVAL_SIM_RUNS=healthy,bad runs fewer, to explore.
-	if v := os.Getenv("SHADOWEVAL_SIM_RUNS"); v != "" {
-		if _, err := fmt.Sscanf(v, "%d,%d", &healthyRuns, &badRuns); err != nil {
-			t.Fatalf("SHADOWEVAL_SIM_RUNS=%q: want healthy,bad: %v", v, err)
-		}
-	}
+	healthyRuns, badRuns = simRuns(t, healthyRuns, badRuns)
 	cfg := config.Default()
 	js := Judges(cfg)
 	tr := DefaultRealTraffic
@@ -536,4 +532,16 @@ func TestRealisticCoverage(t *testing.T) {
 		}
 	}
 	t.Logf("identical canary, each check alone at tolerance 0, α = %g, %d runs of %s:\n%s", alpha, runs, sc.Horizon, b.String())
+}
+
+// simRuns is healthy and bad, or the runs SHADOWEVAL_SIM_RUNS=healthy,bad
+// asks for: fewer, to explore or on a busy machine.
+func simRuns(t *testing.T, healthy, bad int) (int, int) {
+	t.Helper()
+	if v := os.Getenv("SHADOWEVAL_SIM_RUNS"); v != "" {
+		if _, err := fmt.Sscanf(v, "%d,%d", &healthy, &bad); err != nil {
+			t.Fatalf("SHADOWEVAL_SIM_RUNS=%q: want healthy,bad: %v", v, err)
+		}
+	}
+	return healthy, bad
 }
