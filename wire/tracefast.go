@@ -1021,16 +1021,19 @@ func (p *fastParser) topK() ([]TopKItem, bool) {
 		}
 	}
 	out := append([]TopKItem(nil), items...)
+	pointScores(out, has[:], scores[:], offsets[:])
+	return out, true
+}
+
+// pointScores points items at their scores and offsets, has[i] saying
+// which item i has (bit 0: score, bit 1: offsets): one allocation for all
+// the scores and one for all the offsets.
+func pointScores(items []TopKItem, has []uint8, scores []float64, offsets [][2]int64) {
 	var nScores, nOffsets int
-	for i := range out {
-		if has[i]&1 != 0 {
-			nScores++
-		}
-		if has[i]&2 != 0 {
-			nOffsets++
-		}
+	for i := range items {
+		nScores += int(has[i] & 1)
+		nOffsets += int(has[i] >> 1 & 1)
 	}
-	// One allocation for all scores and one for all offsets.
 	var sc []float64
 	var of [][2]int64
 	if nScores > 0 {
@@ -1039,17 +1042,16 @@ func (p *fastParser) topK() ([]TopKItem, bool) {
 	if nOffsets > 0 {
 		of = make([][2]int64, 0, nOffsets)
 	}
-	for i := range out {
+	for i := range items {
 		if has[i]&1 != 0 {
 			sc = append(sc, scores[i])
-			out[i].Score = &sc[len(sc)-1]
+			items[i].Score = &sc[len(sc)-1]
 		}
 		if has[i]&2 != 0 {
 			of = append(of, offsets[i])
-			out[i].Offsets = &of[len(of)-1]
+			items[i].Offsets = &of[len(of)-1]
 		}
 	}
-	return out, true
 }
 
 // answer reads answer_json, its citations onto the end of strs; set is
