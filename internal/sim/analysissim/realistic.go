@@ -6,12 +6,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/internal/sim/testbed"
 	"github.com/shadoweval/shadoweval/sidecar/checks"
 	"github.com/shadoweval/shadoweval/window"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // The realistic simulation (package internal/sim/testbed) drives the wire
