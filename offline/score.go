@@ -11,10 +11,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/shadoweval/shadoweval/internal/pycompat"
 	"github.com/shadoweval/shadoweval/sidecar/checks"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // DefaultScoreGates is the --gates default of the seed 002 scorer.

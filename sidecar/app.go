@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -28,6 +26,7 @@ import (
 	"github.com/shadoweval/shadoweval/sidecar/statuspage"
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/window"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // Options configure an App.

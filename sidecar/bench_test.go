@@ -13,12 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/wire"
 	"github.com/shadoweval/shadoweval/wire/gen"
 )
 

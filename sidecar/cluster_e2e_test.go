@@ -19,14 +19,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/nats-io/nats.go"
 
 	"github.com/shadoweval/shadoweval/sidecar"
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/testenv"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // writeClusterConfig writes the config of one replica: member member of a

@@ -3,13 +3,12 @@ package sidecar
 import (
 	"context"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // ExpireNow runs one pass of the split-event and judgement expiry at the

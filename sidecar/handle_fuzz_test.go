@@ -6,11 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/vocab"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // FuzzHandle feeds any bytes, on any input subject, to the handler of a

@@ -351,23 +351,27 @@ func (h *testApp) eventsSeen() int64 {
 // waitExpected waits until both windows of every arm count exactly want.
 func (h *testApp) waitExpected(name string, want map[string]map[string]int64) {
 	h.T.Helper()
-	poll(h.T, name+" to count "+fmt.Sprint(want), func() string {
-		got := h.allWindows()
-		for arm, w := range want {
-			for _, win := range []string{"5m", "1h"} {
-				r, ok := got[arm+"/"+win+"/"]
-				if !ok {
-					return "no window " + arm + "/" + win
-				}
-				for _, o := range outcomes {
-					if r.Events[o] != w[o] {
-						return fmt.Sprintf("%s/%s: %v", arm, win, r.Events)
-					}
+	poll(h.T, name+" to count "+fmt.Sprint(want), func() string { return h.expectedDiffer(want) })
+}
+
+// expectedDiffer is waitExpected's condition: "" once both windows of
+// every arm count exactly want.
+func (h *testApp) expectedDiffer(want map[string]map[string]int64) string {
+	got := h.allWindows()
+	for arm, w := range want {
+		for _, win := range []string{"5m", "1h"} {
+			r, ok := got[arm+"/"+win+"/"]
+			if !ok {
+				return "no window " + arm + "/" + win
+			}
+			for _, o := range outcomes {
+				if r.Events[o] != w[o] {
+					return fmt.Sprintf("%s/%s: %v", arm, win, r.Events)
 				}
 			}
 		}
-		return ""
-	})
+	}
+	return ""
 }
 
 // sameWindows fails unless a and b report the same windows, every event

@@ -7,12 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // shadoweval_event_lag_seconds observes now - ts for scored events that

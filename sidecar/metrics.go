@@ -3,12 +3,11 @@ package sidecar
 import (
 	"time"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // appMetrics are the Prometheus series of SPEC §6. The per-event ones are

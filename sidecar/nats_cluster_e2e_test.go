@@ -328,26 +328,6 @@ func TestNATSClusterNodeLoss(t *testing.T) {
 	t.Logf("redeliveries %v, holes filled %v", red, holes)
 }
 
-// expectedDiffer is waitExpected's condition: "" once both windows of
-// every arm count exactly want.
-func (h *testApp) expectedDiffer(want map[string]map[string]int64) string {
-	got := h.allWindows()
-	for arm, w := range want {
-		for _, win := range []string{"5m", "1h"} {
-			r, ok := got[arm+"/"+win+"/"]
-			if !ok {
-				return "no window " + arm + "/" + win
-			}
-			for _, o := range outcomes {
-				if r.Events[o] != w[o] {
-					return fmt.Sprintf("%s/%s: %v", arm, win, r.Events)
-				}
-			}
-		}
-	}
-	return ""
-}
-
 // TestNATSClusterNodeLossPartitioned: a partitioned member with a pinned
 // instance and a hot standby on a 3-server cluster; the server holding the
 // pinned instance's connection, the stream's and the member consumer's

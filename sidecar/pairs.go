@@ -3,9 +3,8 @@ package sidecar
 import (
 	"time"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/shadoweval/shadoweval/vocab"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // pairer holds the first judgement of each (arm, request_id or qid) until

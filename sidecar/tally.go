@@ -6,13 +6,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // A tally accumulates the per-event Prometheus series of one ingest

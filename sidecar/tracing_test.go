@@ -20,8 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -35,6 +33,7 @@ import (
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/testenv"
 	"github.com/shadoweval/shadoweval/window"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // The producer's span, as its traceparent header carries it.

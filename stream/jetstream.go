@@ -9,11 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // JetStreamOptions configure ConsumeJetStream.

@@ -74,14 +74,9 @@ func TestConsumeJetStream(t *testing.T) {
 	nc, js := testenv.RunJetStreamConn(t)
 	ctx := testenv.Context(t, testenv.Timeout)
 
-	release := make(chan struct{})
-	got := make(chan *Message, 16)
-	var once sync.Once
+	handle, got, release := holdingFirst(16)
 	opt := JetStreamOptions{Stream: "RAG", Durable: "d", Subjects: jsSubjects, StartTime: time.Now().Add(-time.Hour), MaxAge: 2 * time.Hour}
-	sub, err := ConsumeJetStream(ctx, nc, opt, func(m *Message) {
-		got <- m
-		once.Do(func() { <-release }) // hold the first message
-	})
+	sub, err := ConsumeJetStream(ctx, nc, opt, handle)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,6 +259,17 @@ func consumerNames(t *testing.T, str jetstream.Stream) string {
 	return strings.Join(names, ",")
 }
 
+// holdingFirst is a handler that sends each message to got, holding the
+// first one in the handler until release is closed.
+func holdingFirst(capacity int) (handle func(*Message), got chan *Message, release chan struct{}) {
+	got, release = make(chan *Message, capacity), make(chan struct{})
+	var once sync.Once
+	return func(m *Message) {
+		got <- m
+		once.Do(func() { <-release })
+	}, got, release
+}
+
 // TestConsumeJetStreamLag: while messages wait, Lag is the time since the
 // server stored the oldest one not applied (read by Refresh); once none
 // waits, 0.
@@ -271,13 +277,8 @@ func TestConsumeJetStreamLag(t *testing.T) {
 	t.Parallel()
 	nc, js := testenv.RunJetStreamConn(t)
 	ctx := testenv.Context(t, testenv.Timeout)
-	release := make(chan struct{})
-	got := make(chan *Message, 4)
-	var once sync.Once
-	sub, err := ConsumeJetStream(ctx, nc, JetStreamOptions{Stream: "RAG", Durable: "d", Subjects: jsSubjects, StartTime: time.Now().Add(-time.Minute)}, func(m *Message) {
-		got <- m
-		once.Do(func() { <-release }) // hold the first message
-	})
+	handle, got, release := holdingFirst(4)
+	sub, err := ConsumeJetStream(ctx, nc, JetStreamOptions{Stream: "RAG", Durable: "d", Subjects: jsSubjects, StartTime: time.Now().Add(-time.Minute)}, handle)
 	if err != nil {
 		t.Fatal(err)
 	}

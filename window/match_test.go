@@ -22,13 +22,7 @@ func mobs(q, r string, good bool) *Observation {
 
 func seriesIndexOf(t *testing.T, name string) int {
 	t.Helper()
-	for i, s := range PairedSeries(matchKs) {
-		if s.Name == name {
-			return i
-		}
-	}
-	t.Fatalf("no paired series %s", name)
-	return -1
+	return seriesIndexOfKs(t, matchKs, name)
 }
 
 const sec = int64(time.Second)

@@ -216,32 +216,8 @@ func decodeTraceReflect(line []byte) (TraceEvent, error) {
 	if w.Seed != nil {
 		e.Seed = *w.Seed
 	}
-	if w.TS != "" {
-		ts, err := time.Parse(time.RFC3339Nano, w.TS)
-		if err != nil {
-			return TraceEvent{}, fieldErr("ts", "want an RFC 3339 time, got %q", w.TS)
-		}
-		e.TS = ts
-	}
-	for i := range e.TopK {
-		it := &e.TopK[i]
-		if it.ID == "" {
-			return TraceEvent{}, fieldErr("topk."+strconv.Itoa(i)+".id", "required")
-		}
-		if it.Offsets != nil && (it.Offsets[0] < 0 || it.Offsets[1] < it.Offsets[0]) {
-			return TraceEvent{}, fieldErr("topk."+strconv.Itoa(i)+".offsets", "want 0 <= start <= end")
-		}
-		if err := checkDotPath("topk."+strconv.Itoa(i)+".section_id", it.SectionID); err != nil {
-			return TraceEvent{}, err
-		}
-	}
-	if e.DeltaSCited != nil && (*e.DeltaSCited < 0 || *e.DeltaSCited > 1) {
-		return TraceEvent{}, fieldErr("delta_s_cited", "want a number in [0,1], got %v", *e.DeltaSCited)
-	}
-	for i, ds := range e.DeltaS {
-		if ds < 0 || ds > 1 {
-			return TraceEvent{}, fieldErr("delta_s."+strconv.Itoa(i), "want a number in [0,1], got %v", ds)
-		}
+	if err := checkRetrieval(&e, w.TS); err != nil {
+		return TraceEvent{}, err
 	}
 	if w.AnswerJSON != nil {
 		e.HasAnswer = true
@@ -254,6 +230,39 @@ func decodeTraceReflect(line []byte) (TraceEvent, error) {
 		e.Answer.Citations = []string{}
 	}
 	return e, nil
+}
+
+// checkRetrieval sets e.TS from ts and checks the top-k items and the ΔS
+// values, in the order every trace decoder reports the first fault in.
+func checkRetrieval(e *TraceEvent, ts string) error {
+	if ts != "" {
+		t, err := time.Parse(time.RFC3339Nano, ts)
+		if err != nil {
+			return fieldErr("ts", "want an RFC 3339 time, got %q", ts)
+		}
+		e.TS = t
+	}
+	for i := range e.TopK {
+		it := &e.TopK[i]
+		if it.ID == "" {
+			return fieldErr("topk."+strconv.Itoa(i)+".id", "required")
+		}
+		if it.Offsets != nil && (it.Offsets[0] < 0 || it.Offsets[1] < it.Offsets[0]) {
+			return fieldErr("topk."+strconv.Itoa(i)+".offsets", "want 0 <= start <= end")
+		}
+		if !validDotPath(it.SectionID) {
+			return checkDotPath("topk."+strconv.Itoa(i)+".section_id", it.SectionID)
+		}
+	}
+	if e.DeltaSCited != nil && (*e.DeltaSCited < 0 || *e.DeltaSCited > 1) {
+		return fieldErr("delta_s_cited", "want a number in [0,1], got %v", *e.DeltaSCited)
+	}
+	for i, ds := range e.DeltaS {
+		if ds < 0 || ds > 1 {
+			return fieldErr("delta_s."+strconv.Itoa(i), "want a number in [0,1], got %v", ds)
+		}
+	}
+	return nil
 }
 
 func decodeAnswer(w *answerWire) (Answer, error) {

@@ -844,69 +844,55 @@ func (p *fastParser) floatOrNull() (f float64, set, good bool) {
 	return f, good, good
 }
 
-// strings reads an array of strings onto the end of strs.
-func (p *fastParser) strings(strs []string) ([]string, span, bool) {
-	sp := span{start: len(strs), end: len(strs)}
+// openArray reads null or the opening of an array whose items go onto the
+// end of a list now n long: sp marks where they go (set unless null), and
+// more says that items follow.
+func (p *fastParser) openArray(n int) (sp span, more, good bool) {
+	sp = span{start: n, end: n}
 	if p.peek() == 'n' {
-		return strs, sp, p.null()
+		return sp, false, p.null()
 	}
 	if !p.eat('[') {
-		return strs, sp, false
+		return sp, false, false
 	}
 	sp.set = true
 	p.ws()
-	if p.eat(']') {
-		return strs, sp, true
-	}
-	for {
+	return sp, !p.eat(']'), true
+}
+
+// strings reads an array of strings onto the end of strs.
+func (p *fastParser) strings(strs []string) ([]string, span, bool) {
+	sp, more, good := p.openArray(len(strs))
+	for more && good {
 		if p.peek() != '"' {
 			return strs, sp, false
 		}
-		s, good := p.str()
-		if !good {
-			return strs, sp, false
-		}
-		strs = append(strs, s)
-		more, good := p.next(']')
-		if !good {
-			return strs, sp, false
-		}
-		if !more {
-			sp.end = len(strs)
-			return strs, sp, true
+		var s string
+		if s, good = p.str(); good {
+			strs = append(strs, s)
+			more, good = p.next(']')
 		}
 	}
+	if good {
+		sp.end = len(strs)
+	}
+	return strs, sp, good
 }
 
 // floats reads an array of numbers onto the end of nums.
 func (p *fastParser) floats(nums []float64) ([]float64, span, bool) {
-	sp := span{start: len(nums), end: len(nums)}
-	if p.peek() == 'n' {
-		return nums, sp, p.null()
-	}
-	if !p.eat('[') {
-		return nums, sp, false
-	}
-	sp.set = true
-	p.ws()
-	if p.eat(']') {
-		return nums, sp, true
-	}
-	for {
-		f, good := p.float()
-		if !good {
-			return nums, sp, false
-		}
-		nums = append(nums, f)
-		more, good := p.next(']')
-		if !good {
-			return nums, sp, false
-		}
-		if !more {
-			sp.end = len(nums)
-			return nums, sp, true
+	sp, more, good := p.openArray(len(nums))
+	for more && good {
+		var f float64
+		if f, good = p.float(); good {
+			nums = append(nums, f)
+			more, good = p.next(']')
 		}
 	}
+	if good {
+		sp.end = len(nums)
+	}
+	return nums, sp, good
 }
 
 // pair reads [start,end] as two plain integers.
@@ -1021,16 +1007,19 @@ func (p *fastParser) topK() ([]TopKItem, bool) {
 		}
 	}
 	out := append([]TopKItem(nil), items...)
+	pointScores(out, has[:], scores[:], offsets[:])
+	return out, true
+}
+
+// pointScores points items at their scores and offsets, has[i] saying
+// which item i has (bit 0: score, bit 1: offsets): one allocation for all
+// the scores and one for all the offsets.
+func pointScores(items []TopKItem, has []uint8, scores []float64, offsets [][2]int64) {
 	var nScores, nOffsets int
-	for i := range out {
-		if has[i]&1 != 0 {
-			nScores++
-		}
-		if has[i]&2 != 0 {
-			nOffsets++
-		}
+	for i := range items {
+		nScores += int(has[i] & 1)
+		nOffsets += int(has[i] >> 1 & 1)
 	}
-	// One allocation for all scores and one for all offsets.
 	var sc []float64
 	var of [][2]int64
 	if nScores > 0 {
@@ -1039,17 +1028,16 @@ func (p *fastParser) topK() ([]TopKItem, bool) {
 	if nOffsets > 0 {
 		of = make([][2]int64, 0, nOffsets)
 	}
-	for i := range out {
+	for i := range items {
 		if has[i]&1 != 0 {
 			sc = append(sc, scores[i])
-			out[i].Score = &sc[len(sc)-1]
+			items[i].Score = &sc[len(sc)-1]
 		}
 		if has[i]&2 != 0 {
 			of = append(of, offsets[i])
-			out[i].Offsets = &of[len(of)-1]
+			items[i].Offsets = &of[len(of)-1]
 		}
 	}
-	return out, true
 }
 
 // answer reads answer_json, its citations onto the end of strs; set is

@@ -527,7 +527,6 @@ func (d *jsonexpDecoder) topK() ([]TopKItem, error) {
 	// Read into the decoder's memory, copied out in one allocation.
 	items := d.tkItems[:0]
 	d.tkScore, d.tkOff, d.tkHas = d.tkScore[:0], d.tkOff[:0], d.tkHas[:0]
-	nScores, nOffsets := 0, 0
 	for d.dec.PeekKind() != ']' {
 		items = append(items, TopKItem{})
 		it := &items[len(items)-1]
@@ -580,8 +579,6 @@ func (d *jsonexpDecoder) topK() ([]TopKItem, error) {
 				return nil, err
 			}
 		}
-		nScores += int(has & 1)
-		nOffsets += int(has >> 1)
 		d.tkScore, d.tkOff, d.tkHas = append(d.tkScore, score), append(d.tkOff, off), append(d.tkHas, has)
 	}
 	d.tkItems = items
@@ -590,25 +587,7 @@ func (d *jsonexpDecoder) topK() ([]TopKItem, error) {
 	}
 	items = append([]TopKItem{}, items...)
 	clear(d.tkItems) // drop the strings
-	// One allocation for all scores and one for all offsets.
-	var sc []float64
-	var of [][2]int64
-	if nScores > 0 {
-		sc = make([]float64, 0, nScores)
-	}
-	if nOffsets > 0 {
-		of = make([][2]int64, 0, nOffsets)
-	}
-	for i := range items {
-		if d.tkHas[i]&1 != 0 {
-			sc = append(sc, d.tkScore[i])
-			items[i].Score = &sc[len(sc)-1]
-		}
-		if d.tkHas[i]&2 != 0 {
-			of = append(of, d.tkOff[i])
-			items[i].Offsets = &of[len(of)-1]
-		}
-	}
+	pointScores(items, d.tkHas, d.tkScore, d.tkOff)
 	return items, nil
 }
 
@@ -774,32 +753,8 @@ func (d *jsonexpDecoder) finish(f *traceFields) (TraceEvent, error) {
 	if f.haveSeed {
 		e.Seed = f.seed
 	}
-	if f.ts != "" {
-		ts, err := time.Parse(time.RFC3339Nano, f.ts)
-		if err != nil {
-			return TraceEvent{}, fieldErr("ts", "want an RFC 3339 time, got %q", f.ts)
-		}
-		e.TS = ts
-	}
-	for i := range e.TopK {
-		it := &e.TopK[i]
-		if it.ID == "" {
-			return TraceEvent{}, fieldErr("topk."+strconv.Itoa(i)+".id", "required")
-		}
-		if it.Offsets != nil && (it.Offsets[0] < 0 || it.Offsets[1] < it.Offsets[0]) {
-			return TraceEvent{}, fieldErr("topk."+strconv.Itoa(i)+".offsets", "want 0 <= start <= end")
-		}
-		if !dotPathOK(it.SectionID) {
-			return TraceEvent{}, checkDotPath("topk."+strconv.Itoa(i)+".section_id", it.SectionID)
-		}
-	}
-	if e.DeltaSCited != nil && (*e.DeltaSCited < 0 || *e.DeltaSCited > 1) {
-		return TraceEvent{}, fieldErr("delta_s_cited", "want a number in [0,1], got %v", *e.DeltaSCited)
-	}
-	for i, ds := range e.DeltaS {
-		if ds < 0 || ds > 1 {
-			return TraceEvent{}, fieldErr("delta_s."+strconv.Itoa(i), "want a number in [0,1], got %v", ds)
-		}
+	if err := checkRetrieval(&e, f.ts); err != nil {
+		return TraceEvent{}, err
 	}
 	if !f.haveAnswer {
 		e.Answer.Citations = []string{}
@@ -819,17 +774,6 @@ func (d *jsonexpDecoder) finish(f *traceFields) (TraceEvent, error) {
 	}
 	e.Answer = Answer{Claim: a.claim, Citations: a.citations.strings(d.strs), CitationsNotList: a.notList, CitationOffsets: a.offsets}
 	return e, nil
-}
-
-// dotPathOK is checkDotPath without its error (and its allocation).
-func dotPathOK(p string) bool {
-	if p == "" {
-		return true
-	}
-	if p[0] == '.' || p[len(p)-1] == '.' {
-		return false
-	}
-	return !strings.Contains(p, "..")
 }
 
 // The live decoder and the oracle must agree on every input: the same

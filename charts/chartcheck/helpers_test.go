@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -144,8 +145,7 @@ func decodeAll(t testing.TB, out []byte) []manifest {
 			t.Errorf("%s: %v", m.Source, err)
 			continue
 		}
-		m.Obj = obj
-		m.Kind, m.Name = kindName(obj)
+		m.Obj, m.Kind, m.Name = obj, obj.GroupVersionKind().Kind, obj.GetName()
 		list = append(list, m)
 	}
 	return list
@@ -164,32 +164,48 @@ func splitYAML(out []byte) [][]byte {
 	return docs
 }
 
-func decodeStrict(doc []byte) (any, error) {
+// object is what every manifest the chart renders has: a kind and a name.
+type object interface {
+	GroupVersionKind() schema.GroupVersionKind
+	GetName() string
+}
+
+func decodeStrict(doc []byte) (object, error) {
 	var tm metav1.TypeMeta
 	if err := yaml.Unmarshal(doc, &tm); err != nil {
 		return nil, fmt.Errorf("not YAML: %v", err)
 	}
-	switch tm.APIVersion + " " + tm.Kind {
-	case "monitoring.coreos.com/v1 ServiceMonitor":
-		return strictInto(doc, &serviceMonitor{})
-	case "monitoring.coreos.com/v1 PrometheusRule":
-		return strictInto(doc, &prometheusRule{})
-	case "v1 ConfigMap":
-		return strictInto(doc, &corev1.ConfigMap{})
-	case "v1 Secret":
-		return strictInto(doc, &corev1.Secret{})
-	case "v1 Service":
-		return strictInto(doc, &corev1.Service{})
-	case "v1 ServiceAccount":
-		return strictInto(doc, &corev1.ServiceAccount{})
-	case "apps/v1 Deployment":
-		return strictInto(doc, &appsv1.Deployment{})
-	case "apps/v1 StatefulSet":
-		return strictInto(doc, &appsv1.StatefulSet{})
-	case "policy/v1 PodDisruptionBudget":
-		return strictInto(doc, &policyv1.PodDisruptionBudget{})
+	decode, ok := manifestKinds[tm.APIVersion+" "+tm.Kind]
+	if !ok {
+		return nil, fmt.Errorf("unexpected kind %s %s", tm.APIVersion, tm.Kind)
 	}
-	return nil, fmt.Errorf("unexpected kind %s %s", tm.APIVersion, tm.Kind)
+	return decode(doc)
+}
+
+// manifestKinds are the kinds the chart renders, by apiVersion and kind,
+// each with the strict decoder of its typed object.
+var manifestKinds = map[string]func(doc []byte) (object, error){
+	"monitoring.coreos.com/v1 ServiceMonitor": strictAs[serviceMonitor],
+	"monitoring.coreos.com/v1 PrometheusRule": strictAs[prometheusRule],
+	"v1 ConfigMap":                  strictAs[corev1.ConfigMap],
+	"v1 Secret":                     strictAs[corev1.Secret],
+	"v1 Service":                    strictAs[corev1.Service],
+	"v1 ServiceAccount":             strictAs[corev1.ServiceAccount],
+	"apps/v1 Deployment":            strictAs[appsv1.Deployment],
+	"apps/v1 StatefulSet":           strictAs[appsv1.StatefulSet],
+	"policy/v1 PodDisruptionBudget": strictAs[policyv1.PodDisruptionBudget],
+}
+
+// strictAs is strictInto a new T.
+func strictAs[T any, PT interface {
+	*T
+	object
+}](doc []byte) (object, error) {
+	obj, err := strictInto(doc, new(T))
+	if err != nil {
+		return nil, err
+	}
+	return PT(obj), nil
 }
 
 // strictInto decodes a manifest into its typed object the way the API
@@ -215,30 +231,6 @@ func strictYAML(doc []byte, v any) error {
 		return err
 	}
 	return errors.Join(strict...)
-}
-
-func kindName(obj any) (string, string) {
-	switch o := obj.(type) {
-	case *corev1.ConfigMap:
-		return "ConfigMap", o.Name
-	case *corev1.Secret:
-		return "Secret", o.Name
-	case *corev1.Service:
-		return "Service", o.Name
-	case *corev1.ServiceAccount:
-		return "ServiceAccount", o.Name
-	case *appsv1.Deployment:
-		return "Deployment", o.Name
-	case *appsv1.StatefulSet:
-		return "StatefulSet", o.Name
-	case *policyv1.PodDisruptionBudget:
-		return "PodDisruptionBudget", o.Name
-	case *serviceMonitor:
-		return "ServiceMonitor", o.Name
-	case *prometheusRule:
-		return "PrometheusRule", o.Name
-	}
-	return fmt.Sprintf("%T", obj), ""
 }
 
 // byKind returns the manifests of one kind, in order.

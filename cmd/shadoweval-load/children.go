@@ -14,13 +14,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/shadoweval/shadoweval/internal/cmdutil"
 	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/wire"
 	"github.com/shadoweval/shadoweval/wire/gen"
 )
 

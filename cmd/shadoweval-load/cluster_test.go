@@ -10,13 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/testenv"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 func TestParseBench(t *testing.T) {

@@ -24,12 +24,8 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&format, "format", "json", "output format: json or table (Markdown)")
 	fs.StringVar(&configPath, "config", "", "sidecar configuration whose k, citation_offset_tolerance, lambda, limits and analysis apply")
 	fs.StringVar(&opt.Quantiles, "quantiles", eval.QuantilesExact, "ΔS quantiles: exact, or sketch (as the live windows, memory bounded)")
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+	if code, ok := parseGoldTrace(fs, args, &opt.Gold, &opt.Trace, stdout, stderr); !ok {
 		return code
-	}
-	if opt.Gold == "" || opt.Trace == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "shadoweval eval: --gold and --trace are required, and nothing else")
-		return exitBadInput
 	}
 	if format != "json" && format != "table" {
 		fmt.Fprintf(stderr, "shadoweval eval: --format %q: want json or table\n", format)

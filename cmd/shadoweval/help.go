@@ -104,6 +104,19 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code
 	return exitBadInput, false
 }
 
+// parseGoldTrace is parseFlags for a command that reads the files of
+// --gold and --trace, both required, and takes no arguments.
+func parseGoldTrace(fs *flag.FlagSet, args []string, gold, trace *string, stdout, stderr io.Writer) (code int, ok bool) {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code, false
+	}
+	if *gold == "" || *trace == "" || fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: --gold and --trace are required, and nothing else\n", fs.Name())
+		return exitBadInput, false
+	}
+	return exitOK, true
+}
+
 // printHelp writes the help of fs's command: usage, what it does, flags
 // and examples.
 func printHelp(w io.Writer, fs *flag.FlagSet) {

@@ -54,12 +54,8 @@ func runScore(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&opt.Trace, "trace", "", "trace JSONL file (required)")
 	fs.Var((*pyInt)(&opt.K), "k", "cut-off for recall@k")
 	fs.StringVar(&opt.Gates, "gates", offline.DefaultScoreGates, "ship gates name=value,...")
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+	if code, ok := parseGoldTrace(fs, args, &opt.Gold, &opt.Trace, stdout, stderr); !ok {
 		return code
-	}
-	if opt.Gold == "" || opt.Trace == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "shadoweval score: --gold and --trace are required, and nothing else")
-		return exitBadInput
 	}
 	// The scorer's garbage is short-lived and its live heap is about the
 	// gold set: collecting only near a limit scaled to the input saves a

@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/shadoweval/shadoweval/testenv/apptest"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // readmeGold is the gold item of the README's formats: the one the

@@ -30,12 +30,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar/checks"
 	"github.com/shadoweval/shadoweval/vocab"
 	"github.com/shadoweval/shadoweval/window"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // How ΔS quantiles are computed (Options.Quantiles, Report.Quantiles).

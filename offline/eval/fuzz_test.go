@@ -8,9 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/shadoweval/shadoweval/testenv"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // FuzzEval runs whole evaluations of arbitrary trace files (and a baseline

@@ -56,13 +56,7 @@ func (comparison) bounds(c config.AnalysisCheck, a *arms, lv confseq.Levels, r *
 			return d, iv
 		}
 		pr := quantilePaired(a.citedPairs(), p, half, pairing(a.pairs.ByRequest, a.pairs.ByQID))
-		if !pr.ok {
-			return d, iv
-		}
-		r.Pairing, r.Pairs, r.PairedEstimate = pr.pairing, pr.pairs, ptr(pr.est)
-		r.PairedInterval = &[2]float64{pr.iv.Lo, pr.iv.Hi}
-		r.UnpairedInterval = &[2]float64{iv.Lo, iv.Hi}
-		return d, intersect(iv, pr.iv)
+		return d, withPaired(r, iv, pr)
 	}
 	// A pairable metric's unpaired sequence takes half the level whether
 	// or not pairs have come yet, so that the two halves add up to the
@@ -96,13 +90,20 @@ func (comparison) bounds(c config.AnalysisCheck, a *arms, lv confseq.Levels, r *
 		iv.Lo = confseq.ProportionDiffClustered(bLo, vc.Num, vc.Den, cc, vb.Num, vb.Den, cb).Lo
 		iv.Hi = confseq.ProportionDiffClustered(bHi, vc.Num, vc.Den, cc, vb.Num, vb.Den, cb).Hi
 	}
+	return d, withPaired(r, iv, pr)
+}
+
+// withPaired is the interval a check decides on: the unpaired sequence iv
+// alone until the paired one pr holds, then their intersection, with both
+// recorded in r.
+func withPaired(r *CheckResult, iv confseq.Interval, pr paired) confseq.Interval {
 	if !pr.ok {
-		return d, iv
+		return iv
 	}
 	r.Pairing, r.Pairs, r.PairedEstimate = pr.pairing, pr.pairs, ptr(pr.est)
 	r.PairedInterval = &[2]float64{pr.iv.Lo, pr.iv.Hi}
 	r.UnpairedInterval = &[2]float64{iv.Lo, iv.Hi}
-	return d, intersect(iv, pr.iv)
+	return intersect(iv, pr.iv)
 }
 
 // intersect is the intersection of two sequences that each hold at their

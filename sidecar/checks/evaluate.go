@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/shadoweval/shadoweval/internal/pycompat"
 	"github.com/shadoweval/shadoweval/window"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // Options are the settings of the per-event checks.

@@ -5,9 +5,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/shadoweval/shadoweval/window"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // Evaluate takes shortcuts (retrievalAtKs, the inline Covered,

@@ -4,9 +4,8 @@ import (
 	"encoding/binary"
 	"math/bits"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/shadoweval/shadoweval/window"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // TopK is Python's ids[:k], which the reference uses for the top k: k past

@@ -4,10 +4,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/shadoweval/shadoweval/internal/pycompat"
 	"github.com/shadoweval/shadoweval/vocab"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // The "why" texts of seed 004, one per rule.

@@ -6,12 +6,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shadoweval/shadoweval/wire"
-
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/internal/sim/testbed"
 	"github.com/shadoweval/shadoweval/sidecar/checks"
 	"github.com/shadoweval/shadoweval/window"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // The realistic simulation (package internal/sim/testbed) drives the wire
@@ -128,40 +127,12 @@ func runReal(r int, seed uint64, tr RealTraffic, sc RealScenario, js []Judge, re
 		if feedErr != nil {
 			return feedErr
 		}
-		for e.minutes() < int(at/time.Minute) {
-			e.canary.close()
-			e.live.close()
-		}
-		candEvents := traffic.Runs(sc.Candidate)
-		all, gatesDone := true, true
-		for i, j := range e.judges {
-			if done[i] {
-				continue
-			}
-			v := j.read(e, now)
-			oc := &out[i]
-			switch {
-			case v == Fail && oc.FailAt < 0:
-				oc.FailAt, oc.FailEvents = at, candEvents
-			case v == Pass && oc.PassAt < 0:
-				oc.PassAt, oc.PassEvents = at, candEvents
-			}
-			if v != Inconclusive && oc.First == "" {
-				oc.First, oc.FirstAt = v, at
-			}
-			_, diag := j.(*analysisJudge)
-			// A run goes on after a decision to see whether the verdict
-			// ever turns; a bad one only until its first fail.
-			if sc.Bad {
-				done[i] = oc.FailAt >= 0 && !diag
-			}
-			all = all && done[i]
-			gatesDone = gatesDone && (done[i] || !js[i].gates)
-		}
-		if all {
+		// A run goes on after a decision to see whether the verdict ever
+		// turns; a bad one only until its first fail.
+		decided := func(oc *Outcome, diag bool) bool { return sc.Bad && oc.FailAt >= 0 && !diag }
+		if e.readJudges(now, at, sc.Horizon, traffic.Runs(sc.Candidate), js, out, done, decided) {
 			break
 		}
-		e.feedWindows = !gatesDone
 	}
 	res.store(r, e, out)
 	return nil

@@ -296,6 +296,22 @@ func FormatReal(sums []RealSummary) string {
 // passed in each scenario a check should pass and first failed in each
 // the canary should fail ("—": in half the runs or fewer).
 func FormatChecksNeeded(results []*Result, j int) string {
+	checks := checkNames(results, j)
+	var b strings.Builder
+	writeCheckHeader(&b, results, "to pass", "to fail")
+	for _, name := range checks {
+		fmt.Fprintf(&b, "| %s |", name)
+		for _, res := range results {
+			fmt.Fprintf(&b, " %s |", medianToDecide(res, j, name))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// checkNames lists the checks of analysis judge j over every result, in
+// the order they first end a run.
+func checkNames(results []*Result, j int) []string {
 	var checks []string
 	for _, res := range results {
 		for _, d := range res.Diags[j] {
@@ -306,40 +322,43 @@ func FormatChecksNeeded(results []*Result, j int) string {
 			}
 		}
 	}
-	var b strings.Builder
+	return checks
+}
+
+// writeCheckHeader writes a per-check table's header: a column a scenario,
+// headed with its name and what it should do (pass or fail).
+func writeCheckHeader(b *strings.Builder, results []*Result, pass, fail string) {
 	b.WriteString("| check |")
 	for _, res := range results {
-		verb := "pass"
+		what := pass
 		if res.Scenario.Bad {
-			verb = "fail"
+			what = fail
 		}
-		fmt.Fprintf(&b, " %s: to %s |", res.Scenario.Name, verb)
+		fmt.Fprintf(b, " %s: %s |", res.Scenario.Name, what)
 	}
 	b.WriteString("\n|---|" + strings.Repeat("---:|", len(results)) + "\n")
-	for _, name := range checks {
-		fmt.Fprintf(&b, "| %s |", name)
-		for _, res := range results {
-			var xs []float64
-			for _, d := range res.Diags[j] {
-				first := d.FirstPass
-				if res.Scenario.Bad {
-					first = d.FirstFail
-				}
-				if n, ok := first[name]; ok {
-					xs = append(xs, float64(n))
-				} else {
-					xs = append(xs, math.Inf(1))
-				}
-			}
-			if m := gatesim.Quantile(xs, 0.5); !math.IsInf(m, 1) && len(xs) > 0 {
-				fmt.Fprintf(&b, " %.0f |", m)
-			} else {
-				b.WriteString(" — |")
-			}
+}
+
+// medianToDecide is the median candidate events at which check name of
+// judge j first did what the scenario should (pass, or fail when bad),
+// "—" when it did in half the runs or fewer.
+func medianToDecide(res *Result, j int, name string) string {
+	var firsts []float64
+	for _, d := range res.Diags[j] {
+		first := d.FirstPass
+		if res.Scenario.Bad {
+			first = d.FirstFail
 		}
-		b.WriteString("\n")
+		if n, ok := first[name]; ok {
+			firsts = append(firsts, float64(n))
+		} else {
+			firsts = append(firsts, math.Inf(1))
+		}
 	}
-	return b.String()
+	if q := gatesim.Quantile(firsts, 0.5); len(firsts) > 0 && !math.IsInf(q, 1) {
+		return fmt.Sprintf("%.0f", q)
+	}
+	return "—"
 }
 
 // FormatFloor renders, for every check of judge j in each scenario, the
@@ -359,54 +378,24 @@ func FormatChecksNeeded(results []*Result, j int) string {
 // the check were the only one judged. "—": the estimate is not on the
 // deciding side of the tolerance, so no number of events decides.
 func FormatFloor(results []*Result, j int, alpha float64) string {
-	var checks []string
-	for _, res := range results {
-		for _, d := range res.Diags[j] {
-			for _, c := range d.End {
-				if !slices.Contains(checks, c.Name) {
-					checks = append(checks, c.Name)
-				}
-			}
-		}
-	}
+	checks := checkNames(results, j)
 	zPass := confseq.ZQuantile(1-alpha) + confseq.ZQuantile(0.8)
 	zFail := confseq.ZQuantile(1 - alpha)
 	var b strings.Builder
-	b.WriteString("| check |")
-	for _, res := range results {
-		verb := "pass (80 %)"
-		if res.Scenario.Bad {
-			verb = "fail (median)"
-		}
-		fmt.Fprintf(&b, " %s: to %s, floor / analysis |", res.Scenario.Name, verb)
-	}
-	b.WriteString("\n|---|" + strings.Repeat("---:|", len(results)) + "\n")
+	writeCheckHeader(&b, results, "to pass (80 %), floor / analysis", "to fail (median), floor / analysis")
 	for _, name := range checks {
 		fmt.Fprintf(&b, "| %s |", name)
 		for _, res := range results {
 			var est, events []float64
 			var end CheckEnd
-			var firsts []float64
 			for _, d := range res.Diags[j] {
-				first := d.FirstPass
-				if res.Scenario.Bad {
-					first = d.FirstFail
-				}
-				if n, ok := first[name]; ok {
-					firsts = append(firsts, float64(n))
-				} else {
-					firsts = append(firsts, math.Inf(1))
-				}
 				for _, c := range d.End {
 					if c.Name == name && !math.IsNaN(c.Best) {
 						est, events, end = append(est, c.Best), append(events, float64(d.Events)), c
 					}
 				}
 			}
-			took := "—"
-			if q := gatesim.Quantile(firsts, 0.5); len(firsts) > 0 && !math.IsInf(q, 1) {
-				took = fmt.Sprintf("%.0f", q)
-			}
+			took := medianToDecide(res, j, name)
 			if len(est) < 2 {
 				fmt.Fprintf(&b, " — / %s |", took)
 				continue

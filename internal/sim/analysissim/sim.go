@@ -373,42 +373,53 @@ func runOne(r int, seed uint64, tr Traffic, sc Scenario, js []Judge, res *Result
 		if err := traffic(e, g, now, arms, &o); err != nil {
 			return err
 		}
-		for e.minutes() < int(at/time.Minute) {
-			e.canary.close()
-			e.live.close()
-		}
-		all, gatesDone := true, true
-		for i, j := range e.judges {
-			if done[i] {
-				continue
-			}
-			v := j.read(e, now)
-			oc := &out[i]
-			switch {
-			case v == Fail && oc.FailAt < 0 && at <= Horizon:
-				oc.FailAt, oc.FailEvents = at, canaryArm.n
-			case v == Pass && oc.PassAt < 0:
-				oc.PassAt, oc.PassEvents = at, canaryArm.n
-			}
-			if v != Inconclusive && oc.First == "" {
-				oc.First, oc.FirstAt = v, at
-			}
-			_, diag := j.(*analysisJudge)
+		decided := func(oc *Outcome, diag bool) bool {
 			if sc.Bad {
-				done[i] = oc.FailAt >= 0
-			} else {
-				done[i] = oc.PassAt >= 0 && at >= Horizon && !diag
+				return oc.FailAt >= 0
 			}
-			all = all && done[i]
-			gatesDone = gatesDone && (done[i] || !js[i].gates)
+			return oc.PassAt >= 0 && at >= Horizon && !diag
 		}
-		if all {
+		if e.readJudges(now, at, Horizon, canaryArm.n, js, out, done, decided) {
 			break
 		}
-		e.feedWindows = !gatesDone
 	}
 	res.store(r, e, out)
 	return nil
+}
+
+// readJudges closes the windows' minutes up to at and reads every judge
+// not yet done, recording into out when it first fails (within failBy),
+// passes and decides; candEvents is how many events the candidate has had.
+// decided says whether a judge is done after this read. It reports whether
+// every judge is done, and stops feeding the windows once every gate is.
+func (e *env) readJudges(now time.Time, at, failBy time.Duration, candEvents int64, js []Judge, out []Outcome, done []bool, decided func(oc *Outcome, diag bool) bool) bool {
+	for e.minutes() < int(at/time.Minute) {
+		e.canary.close()
+		e.live.close()
+	}
+	all, gatesDone := true, true
+	for i, j := range e.judges {
+		if done[i] {
+			continue
+		}
+		v := j.read(e, now)
+		oc := &out[i]
+		switch {
+		case v == Fail && oc.FailAt < 0 && at <= failBy:
+			oc.FailAt, oc.FailEvents = at, candEvents
+		case v == Pass && oc.PassAt < 0:
+			oc.PassAt, oc.PassEvents = at, candEvents
+		}
+		if v != Inconclusive && oc.First == "" {
+			oc.First, oc.FirstAt = v, at
+		}
+		_, diag := j.(*analysisJudge)
+		done[i] = decided(oc, diag)
+		all = all && done[i]
+		gatesDone = gatesDone && (done[i] || !js[i].gates)
+	}
+	e.feedWindows = !gatesDone
+	return all
 }
 
 // judgeWith sets e up for the judges js: the gates' window when a judge
