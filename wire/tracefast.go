@@ -844,55 +844,69 @@ func (p *fastParser) floatOrNull() (f float64, set, good bool) {
 	return f, good, good
 }
 
-// openArray reads null or the opening of an array whose items go onto the
-// end of a list now n long: sp marks where they go (set unless null), and
-// more says that items follow.
-func (p *fastParser) openArray(n int) (sp span, more, good bool) {
-	sp = span{start: n, end: n}
+// strings reads an array of strings onto the end of strs.
+func (p *fastParser) strings(strs []string) ([]string, span, bool) {
+	sp := span{start: len(strs), end: len(strs)}
 	if p.peek() == 'n' {
-		return sp, false, p.null()
+		return strs, sp, p.null()
 	}
 	if !p.eat('[') {
-		return sp, false, false
+		return strs, sp, false
 	}
 	sp.set = true
 	p.ws()
-	return sp, !p.eat(']'), true
-}
-
-// strings reads an array of strings onto the end of strs.
-func (p *fastParser) strings(strs []string) ([]string, span, bool) {
-	sp, more, good := p.openArray(len(strs))
-	for more && good {
+	if p.eat(']') {
+		return strs, sp, true
+	}
+	for {
 		if p.peek() != '"' {
 			return strs, sp, false
 		}
-		var s string
-		if s, good = p.str(); good {
-			strs = append(strs, s)
-			more, good = p.next(']')
+		s, good := p.str()
+		if !good {
+			return strs, sp, false
+		}
+		strs = append(strs, s)
+		more, good := p.next(']')
+		if !good {
+			return strs, sp, false
+		}
+		if !more {
+			sp.end = len(strs)
+			return strs, sp, true
 		}
 	}
-	if good {
-		sp.end = len(strs)
-	}
-	return strs, sp, good
 }
 
 // floats reads an array of numbers onto the end of nums.
 func (p *fastParser) floats(nums []float64) ([]float64, span, bool) {
-	sp, more, good := p.openArray(len(nums))
-	for more && good {
-		var f float64
-		if f, good = p.float(); good {
-			nums = append(nums, f)
-			more, good = p.next(']')
+	sp := span{start: len(nums), end: len(nums)}
+	if p.peek() == 'n' {
+		return nums, sp, p.null()
+	}
+	if !p.eat('[') {
+		return nums, sp, false
+	}
+	sp.set = true
+	p.ws()
+	if p.eat(']') {
+		return nums, sp, true
+	}
+	for {
+		f, good := p.float()
+		if !good {
+			return nums, sp, false
+		}
+		nums = append(nums, f)
+		more, good := p.next(']')
+		if !good {
+			return nums, sp, false
+		}
+		if !more {
+			sp.end = len(nums)
+			return nums, sp, true
 		}
 	}
-	if good {
-		sp.end = len(nums)
-	}
-	return nums, sp, good
 }
 
 // pair reads [start,end] as two plain integers.
