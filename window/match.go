@@ -1,6 +1,7 @@
 package window
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -179,6 +180,30 @@ type Matches struct {
 	JudgedByRequest, JudgedByQID int64
 	nk                           int
 	citedGen                     uint64 // CitedGeneration
+	// With logCited, the visits added to Cited one by one are listed in
+	// citedAdded until TakeCitedAdded, and citedBase changes on any other
+	// change of Cited.
+	logCited   bool
+	citedAdded []CitedVisit
+	citedBase  uint64
+}
+
+// TakeCitedAdded returns the visits added to Cited one by one since the
+// last call (valid until m next changes), and a generation of every other
+// change to Cited: while it stays the same, Cited is what it was at the
+// last call plus those visits, so that a reader can keep what it unpacked
+// and add them. Only the counts of a Matched view list their additions.
+func (m *Matches) TakeCitedAdded() (added []CitedVisit, gen uint64) {
+	added = m.citedAdded
+	m.citedAdded = m.citedAdded[:0]
+	return added, m.citedBase
+}
+
+// citedChanged records a change to Cited other than one visit added.
+func (m *Matches) citedChanged() {
+	m.citedGen++
+	m.citedBase++
+	m.citedAdded = m.citedAdded[:0]
 }
 
 // CitedGeneration changes whenever Cited does: a reader may keep what it
@@ -207,7 +232,7 @@ func (m *Matches) Add(o *Matches, sign int64) {
 		}
 	}
 	if len(o.Cited) > 0 {
-		m.citedGen++
+		m.citedChanged()
 	}
 	for v, n := range o.Cited {
 		if c := m.Cited[v] + sign*n; c != 0 {
@@ -248,6 +273,7 @@ func (m *Matches) clone() *Matches {
 		c.Visits[i] = maps.Clone(vs)
 	}
 	c.Cited = maps.Clone(m.Cited)
+	c.citedAdded = nil
 	return &c
 }
 
@@ -257,7 +283,8 @@ func (m *Matches) reset() {
 	}
 	clear(m.Cited)
 	visits, cited := m.Visits, m.Cited
-	*m = Matches{Visits: visits, Cited: cited, nk: m.nk, citedGen: m.citedGen + 1}
+	*m = Matches{Visits: visits, Cited: cited, nk: m.nk, citedGen: m.citedGen, citedBase: m.citedBase, logCited: m.logCited, citedAdded: m.citedAdded}
+	m.citedChanged()
 }
 
 // PairedSeries are the series a matched pair of events counts in a table:
@@ -713,7 +740,12 @@ func (c *closedVisit) addTo(m *Matches, sign int64) {
 		}
 	}
 	if c.cited != "" {
-		m.citedGen++
+		if sign == 1 && m.logCited {
+			m.citedGen++
+			m.citedAdded = append(m.citedAdded, c.cited)
+		} else {
+			m.citedChanged()
+		}
 		if n := m.Cited[c.cited] + sign; n != 0 {
 			m.Cited[c.cited] = n
 		} else {
@@ -730,7 +762,7 @@ type openVisit struct {
 	pairs  int
 	closed bool
 	acc    []visitAcc // per paired series
-	cited  []byte     // the pairs' ΔS-cited bins, as CitedVisit
+	cited  []uint32   // the pairs' ΔS-cited bins: candidate's << 16 | baseline's
 }
 
 // MatchOptions size a Matcher.
@@ -888,26 +920,21 @@ func (v *openVisit) add(cells []pairedCell, c, b *matchEvent) {
 			}
 			return e.cited - 1
 		}
-		cb, bb := bin(c), bin(b)
-		v.cited = append(v.cited, byte(cb>>8), byte(cb), byte(bb>>8), byte(bb))
+		v.cited = append(v.cited, uint32(bin(c))<<16|uint32(bin(b)))
 	}
 	v.pairs++
 	v.lo, v.hi = min(v.lo, c.t, b.t), max(v.hi, c.t, b.t)
 }
 
-// citedKey is the visit's CitedVisit: its pairs sorted (in place, by
-// insertion: a visit has a few).
+// citedKey is the visit's CitedVisit: its pairs sorted, as a packed pair's
+// numeric order is a CitedVisit's byte order.
 func (v *openVisit) citedKey() CitedVisit {
-	c := v.cited
-	for i := 4; i < len(c); i += 4 {
-		for j := i; j > 0 && string(c[j-4:j]) > string(c[j:j+4]); j -= 4 {
-			var tmp [4]byte
-			copy(tmp[:], c[j-4:j])
-			copy(c[j-4:j], c[j:j+4])
-			copy(c[j:j+4], tmp[:])
-		}
+	slices.Sort(v.cited)
+	var buf [4 * maxVisitPairs]byte
+	for i, p := range v.cited {
+		binary.BigEndian.PutUint32(buf[4*i:], p)
 	}
-	return CitedVisit(c)
+	return CitedVisit(buf[:4*len(v.cited)])
 }
 
 // closeVisit counts a visit's summaries, once.
@@ -1048,13 +1075,16 @@ type Matched struct {
 // NewMatched returns an analysis' empty share for the cut-offs ks, taking
 // pairs in [start, end) once attached.
 func NewMatched(ks []int, start, end int64) *Matched {
-	return &Matched{own: NewMatches(ks), start: start, end: end}
+	own := NewMatches(ks)
+	own.logCited = true
+	return &Matched{own: own, start: start, end: end}
 }
 
 // Restore sets the counts taken so far (from a checkpoint).
 func (v *Matched) Restore(m *Matches) {
 	v.fold()
 	v.own = m.clone()
+	v.own.logCited = true
 }
 
 func (v *Matched) excluded() *Matches {

@@ -208,13 +208,21 @@ func (an *Analysis) eventsLocked() Samples {
 	return Samples{Arm: an.cand.Events(), Baseline: an.base.Events()}
 }
 
-// armsLocked is what a judgement reads of the analysis now.
+// armsLocked is what a judgement reads of the analysis now. The pairs'
+// cited ΔS unpacked before is kept, the visits closed since added to it,
+// while nothing else changed the pairs' cited visits.
 func (an *Analysis) armsLocked() arms {
 	a := arms{cand: an.cand, base: an.base, candM: an.cand.Metrics(), baseM: an.base.Metrics(), pairs: an.matched.Read(), ks: an.ks}
-	if c := &an.cited; c.sample != nil && c.of == a.pairs && c.gen == a.pairs.CitedGeneration() {
+	added, gen := a.pairs.TakeCitedAdded()
+	a.citedGen = gen
+	if c := &an.cited; c.sample != nil && c.of == a.pairs && c.gen == gen {
+		for _, v := range added {
+			c.sample.add(v, 1)
+		}
 		a.cited = c.sample
 	} else {
 		a.spare = c.sample
+		an.cited = citedKept{}
 	}
 	return a
 }
@@ -227,10 +235,10 @@ type citedKept struct {
 }
 
 // keepCitedLocked keeps the pairs' cited ΔS that a judgement unpacked, for
-// the reads that follow while no visit closes.
+// the reads that follow.
 func (an *Analysis) keepCitedLocked(a *arms) {
 	if a.cited != nil {
-		an.cited = citedKept{of: a.pairs, gen: a.pairs.CitedGeneration(), sample: a.cited}
+		an.cited = citedKept{of: a.pairs, gen: a.citedGen, sample: a.cited}
 	}
 }
 

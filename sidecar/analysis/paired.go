@@ -276,9 +276,9 @@ func quantilePaired(cs *citedSample, p float64, lv confseq.Levels, how string) p
 	}
 	v := confseq.Values{Lo: d + term(true, wc, fc) - term(false, wb, fb), Hi: d + term(false, wc, fc) - term(true, wb, fb)}
 	values := map[float64]float64{}
-	for _, cv := range cs.visits {
+	for i, cv := range cs.visits {
 		var s float64
-		for _, pr := range cv.pairs {
+		for _, pr := range cs.pairs(i) {
 			if pr[0] != window.NoCited {
 				s += term(int(pr[0]) <= qc, wc, fc)
 			}
@@ -286,7 +286,7 @@ func quantilePaired(cs *citedSample, p float64, lv confseq.Levels, how string) p
 				s -= term(int(pr[1]) <= qb, wb, fb)
 			}
 		}
-		values[d+s/float64(len(cv.pairs))] += cv.n
+		values[d+s/float64(cv.k)] += cv.n
 	}
 	v.X, v.N = sortedValues(values)
 	iv := confseq.BettingMean(lv, v)
@@ -295,66 +295,69 @@ func quantilePaired(cs *citedSample, p float64, lv confseq.Levels, how string) p
 }
 
 // citedSample is the matched visits' cited ΔS as quantilePaired reads
-// them, worked out once a reading for both quantiles: each side's
-// histogram and count of values, the pairs with a value on some side, and
-// the visits unpacked.
+// them: each side's histogram and count of values, the pairs with a value
+// on some side, and the visits unpacked, alike visits once. It is kept
+// between reads and visits closed since are added to it.
 type citedSample struct {
 	hc, hb     [window.CitedBins]float64
 	nc, nb, np float64
 	visits     []citedVisit
 	all        [][2]uint16 // the visits' pairs, back to back
+	index      map[window.CitedVisit]int
 }
 
 type citedVisit struct {
-	pairs [][2]uint16
-	n     float64 // how many visits were alike
+	off, k int     // its pairs: all[off : off+k]
+	n      float64 // how many visits were alike
 }
 
 // newCitedSample unpacks cited, into the memory of spare when there is
 // one (a sample no one reads any more): a read after every closed visit
 // should not leave the collector a sample's worth of garbage.
 func newCitedSample(cited map[window.CitedVisit]int64, spare *citedSample) *citedSample {
-	total := 0
-	for v := range cited {
-		total += v.Pairs()
-	}
 	cs := spare
 	if cs == nil {
-		cs = &citedSample{}
+		cs = &citedSample{index: map[window.CitedVisit]int{}}
 	}
-	visits, all := cs.visits[:0], cs.all[:0]
-	*cs = citedSample{}
-	if cap(visits) < len(cited) {
-		visits = make([]citedVisit, 0, len(cited))
-	}
-	// One backing array for every visit's pairs.
-	if cap(all) < total {
-		all = make([][2]uint16, total)
-	}
-	all = all[:total]
-	cs.all = all
+	visits, all, index := cs.visits[:0], cs.all[:0], cs.index
+	clear(index)
+	*cs = citedSample{visits: visits, all: all, index: index}
 	for v, n := range cited {
-		f := float64(n)
-		k := v.Pairs()
-		cv := citedVisit{pairs: all[:k:k], n: f}
-		all = all[k:]
-		for i := range cv.pairs {
-			c, b := v.Pair(i)
-			cv.pairs[i] = [2]uint16{c, b}
-			cs.np += f
-			if c != window.NoCited {
-				cs.hc[c] += f
-				cs.nc += f
-			}
-			if b != window.NoCited {
-				cs.hb[b] += f
-				cs.nb += f
-			}
-		}
-		visits = append(visits, cv)
+		cs.add(v, float64(n))
 	}
-	cs.visits = visits
 	return cs
+}
+
+// add counts n more visits like v.
+func (cs *citedSample) add(v window.CitedVisit, n float64) {
+	i, ok := cs.index[v]
+	if !ok {
+		i = len(cs.visits)
+		cs.index[v] = i
+		cs.visits = append(cs.visits, citedVisit{off: len(cs.all), k: v.Pairs()})
+		for j := range v.Pairs() {
+			c, b := v.Pair(j)
+			cs.all = append(cs.all, [2]uint16{c, b})
+		}
+	}
+	cs.visits[i].n += n
+	for _, pr := range cs.pairs(i) {
+		cs.np += n
+		if c := pr[0]; c != window.NoCited {
+			cs.hc[c] += n
+			cs.nc += n
+		}
+		if b := pr[1]; b != window.NoCited {
+			cs.hb[b] += n
+			cs.nb += n
+		}
+	}
+}
+
+// pairs are the pairs of the i-th visit.
+func (cs *citedSample) pairs(i int) [][2]uint16 {
+	v := cs.visits[i]
+	return cs.all[v.off : v.off+v.k]
 }
 
 // minQuantileTail is how many of a side's values must lie beyond its
