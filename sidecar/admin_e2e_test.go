@@ -1,7 +1,6 @@
 package sidecar_test
 
 import (
-	"github.com/shadoweval/shadoweval/testenv"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar"
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 // TestAdminToken: with http.admin_token_file set, POST /-/reload wants

@@ -1,7 +1,6 @@
 package sidecar
 
 import (
-	"github.com/shadoweval/shadoweval/testenv"
 	"io"
 	"log/slog"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/stream"
+	"github.com/shadoweval/shadoweval/testenv"
 	"github.com/shadoweval/shadoweval/wire"
 )
 

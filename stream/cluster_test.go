@@ -3,7 +3,6 @@ package stream
 import (
 	"errors"
 	"fmt"
-	"github.com/shadoweval/shadoweval/wire"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/shadoweval/shadoweval/testenv"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // TestReplicasOnCluster: on a 3-server cluster the stream and buckets

@@ -2,7 +2,6 @@ package stream
 
 import (
 	"fmt"
-	"github.com/shadoweval/shadoweval/wire"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/shadoweval/shadoweval/testenv"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 func TestSubjectMatches(t *testing.T) {

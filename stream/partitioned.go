@@ -30,7 +30,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/shadoweval/shadoweval/wire"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +41,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/synadia-io/orbit.go/pcgroups"
+
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // PartitionedOptions configure ConsumePartitioned.

@@ -2,7 +2,6 @@ package stream
 
 import (
 	"bytes"
-	"github.com/shadoweval/shadoweval/wire"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/shadoweval/shadoweval/testenv"
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 func TestDeadLetter(t *testing.T) {

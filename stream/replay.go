@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/shadoweval/shadoweval/wire"
 	"io"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go"
+
+	"github.com/shadoweval/shadoweval/wire"
 )
 
 // DefaultReplaySubject is where Replay publishes when no subject is given.

@@ -115,6 +115,7 @@ type arm struct {
 	types     TypeFold
 	rings     []ring
 	ds        [dsScratch]int // sketch indexes of one observation
+	cells     []*cell        // the cells one event goes to, len(rings) capacity
 	stages    []*stage       // the Writers' staged cells of this arm
 }
 
@@ -228,6 +229,7 @@ func (w *Windows) newArm() *arm {
 	a := &arm{}
 	a.watermark.Store(noWatermark)
 	a.rings = make([]ring, len(w.specs))
+	a.cells = make([]*cell, 0, len(w.specs))
 	for i, s := range w.specs {
 		res := int64(s.Resolution)
 		n := int64(s.Length / s.Resolution)
@@ -464,26 +466,14 @@ func (w *Windows) admissible(o *Observation, now time.Time) (t, nowNS int64, mas
 func (w *Windows) add(a *arm, o *Observation, t, nowNS int64, mask uint64) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !w.admit(a, t) {
+	cells := w.cellsAt(a, mask, t, o.Type)
+	if len(cells) == 0 {
 		return ErrLate
 	}
-	ti := w.typeIndex(a, o.Type)
 	idx := a.sketchIndexes(w, o)
 	key := w.lamKey(o)
-	recorded := false
-	for i := range a.rings {
-		if mask&(1<<i) == 0 {
-			continue
-		}
-		c := w.cellFor(&a.rings[i], t, ti)
-		if c == nil {
-			continue
-		}
+	for _, c := range cells {
 		c.add(&w.layout, o, idx, key)
-		recorded = true
-	}
-	if !recorded {
-		return ErrLate
 	}
 	a.advance(t, nowNS)
 	return nil
@@ -505,27 +495,36 @@ func (w *Windows) AddPair(p *PairObservation, now time.Time) error {
 	a := w.getArm(p.Arm)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !w.admit(a, t) {
+	cells := w.cellsAt(a, mask, t, p.Type)
+	if len(cells) == 0 {
 		return ErrLate
 	}
-	ti := w.typeIndex(a, p.Type)
-	recorded := false
+	for _, c := range cells {
+		c.cnt[cPairs+s*nLabels+au]++
+	}
+	a.advance(t, nowNS)
+	return nil
+}
+
+// cellsAt is the cells that take an event of type typ at t (ns) in the
+// rings of mask of a, under a.mu: none when the watermark rule makes it
+// late or every ring has moved past its bucket. The list is a's scratch,
+// good until the next call.
+func (w *Windows) cellsAt(a *arm, mask uint64, t int64, typ string) []*cell {
+	if !w.admit(a, t) {
+		return nil
+	}
+	ti := w.typeIndex(a, typ)
+	cells := a.cells[:0]
 	for i := range a.rings {
 		if mask&(1<<i) == 0 {
 			continue
 		}
-		c := w.cellFor(&a.rings[i], t, ti)
-		if c == nil {
-			continue
+		if c := w.cellFor(&a.rings[i], t, ti); c != nil {
+			cells = append(cells, c)
 		}
-		c.cnt[cPairs+s*nLabels+au]++
-		recorded = true
 	}
-	if !recorded {
-		return ErrLate
-	}
-	a.advance(t, nowNS)
-	return nil
+	return cells
 }
 
 // sketchIndexes maps the ΔS values of o to sketch indexes once for all

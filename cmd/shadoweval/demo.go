@@ -22,12 +22,8 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&opt.Seed, "seed", 1, "random seed of the generated gold set and traffic")
 	fs.DurationVar(&opt.Every, "every", demo.DefaultEvery, "how often to print the arms' windows, on the demo clock")
 	logLevel := fs.String("log-level", "warn", "level of the sidecar's own logs on stderr: debug, info, warn, error")
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
 		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "shadoweval demo: unexpected argument %q\n", fs.Arg(0))
-		return exitBadInput
 	}
 	if opt.Rate <= 0 {
 		fmt.Fprintf(stderr, "shadoweval demo: --rate must be positive, not %v\n", opt.Rate)

@@ -104,6 +104,20 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code
 	return exitBadInput, false
 }
 
+// parseNoArgs is parseFlags for a command that takes flags only: an
+// argument left over (a typo, or flags after it that flag parsing never
+// reached) is refused, naming it.
+func parseNoArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return exitBadInput, false
+	}
+	return exitOK, true
+}
+
 // parseGoldTrace is parseFlags for a command that reads the files of
 // --gold and --trace, both required, and takes no arguments.
 func parseGoldTrace(fs *flag.FlagSet, args []string, gold, trace *string, stdout, stderr io.Writer) (code int, ok bool) {

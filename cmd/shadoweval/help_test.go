@@ -53,6 +53,20 @@ func TestBadFlag(t *testing.T) {
 	}
 }
 
+// A command that takes flags only refuses an argument, naming it, rather
+// than ignoring it and every flag after it.
+func TestStrayArgument(t *testing.T) {
+	for _, name := range []string{"run", "demo", "rules"} {
+		var out, errs bytes.Buffer
+		if code := run([]string{name, "extra", "--listen", ":1"}, &out, &errs); code != exitBadInput {
+			t.Errorf("%s extra: exit %d, want %d", name, code, exitBadInput)
+		}
+		if want := "shadoweval " + name + `: unexpected argument "extra"`; out.Len() > 0 || !strings.Contains(errs.String(), want) {
+			t.Errorf("%s extra: stdout %q, stderr %q; want %q", name, out.String(), errs.String(), want)
+		}
+	}
+}
+
 func TestVersion(t *testing.T) {
 	for _, args := range [][]string{{"version"}, {"--version"}, {"-version"}} {
 		var out, errs bytes.Buffer

@@ -18,12 +18,8 @@ func runRules(args []string, stdout, stderr io.Writer) int {
 	manifest := fs.Bool("prometheusrule", false, "print a PrometheusRule manifest instead of a rule file")
 	name := fs.String("name", "shadoweval", "metadata.name of the PrometheusRule")
 	namespace := fs.String("namespace", "", "metadata.namespace of the PrometheusRule (default: none)")
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
 		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "shadoweval rules: unexpected argument %q\n", fs.Arg(0))
-		return exitBadInput
 	}
 	if !*manifest {
 		var named []string

@@ -2,10 +2,11 @@ package main
 
 import (
 	"bytes"
-	"github.com/shadoweval/shadoweval/testenv"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 func runRulesCmd(args ...string) (code int, stdout, stderr string) {

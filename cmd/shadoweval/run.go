@@ -53,7 +53,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	natsURL := fs.String("nats-url", "", "NATS server URL (overrides nats.url; empty everywhere: embedded server)")
 	gold := fs.String("gold", "", "gold JSONL file (overrides gold.file)")
 	listen := fs.String("listen", "", "HTTP listen address (overrides http.listen)")
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	cfg, err := loadConfig(*configPath, *natsURL, *gold, *listen)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"github.com/shadoweval/shadoweval/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shadoweval/shadoweval/testenv"
 	"github.com/shadoweval/shadoweval/testenv/apptest"
 	"github.com/shadoweval/shadoweval/wire"
 )

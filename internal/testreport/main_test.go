@@ -2,10 +2,11 @@ package main
 
 import (
 	"bytes"
-	"github.com/shadoweval/shadoweval/testenv"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/shadoweval/shadoweval/testenv"
 )
 
 // A run with a pass, a failure, a skip and a package with no tests: the

@@ -64,15 +64,7 @@ func TestAnalysisQuick(t *testing.T) {
 //
 //	SHADOWEVAL_SIM=1 go test -run TestSimulation -v -timeout 60m ./internal/sim/analysissim
 func TestSimulation(t *testing.T) {
-	healthyRuns, badRuns := 2, 1
-	full := os.Getenv("SHADOWEVAL_SIM") != ""
-	switch {
-	case full:
-		healthyRuns, badRuns = 1000, 200
-	case raceEnabled || testing.Short():
-		t.Skip("the quick runs are TestAnalysisQuick's")
-	}
-	healthyRuns, badRuns = simRuns(t, healthyRuns, badRuns)
+	healthyRuns, badRuns, full := simRuns(t, 2, 1, "TestAnalysisQuick")
 	cfg := config.Default()
 	js := append(Judges(cfg), KappaStrictJudge(cfg))
 	tr := DefaultTraffic
@@ -87,26 +79,17 @@ func TestSimulation(t *testing.T) {
 		}
 	}
 	t.Log("Kayenta canary config:\n" + FormatKayenta(cfg))
-	cpu0, wall0 := cpuTime(), time.Now()
+	scs := Scenarios()
 	var all []Summary
 	var healthy *Result
-	for i, sc := range Scenarios() {
-		runs := badRuns
-		if !sc.Bad {
-			runs = healthyRuns
-		}
-		c0 := cpuTime()
-		res, err := Run(runs, uint64(100+i), tr, sc, js, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s: %d runs of %s in %s (%s CPU)", sc.Name, runs, sc.Horizon, res.Elapsed.Round(time.Millisecond), (cpuTime() - c0).Round(time.Millisecond))
+	for _, res := range runScenarios(t, len(scs), healthyRuns, badRuns,
+		func(i int) bool { return scs[i].Bad },
+		func(i, runs int) (*Result, error) { return Run(runs, uint64(100+i), tr, scs[i], js, 2) }) {
 		all = append(all, Summarize(res)...)
-		if !sc.Bad {
+		if !res.Scenario.Bad {
 			healthy = res
 		}
 	}
-	t.Logf("total %s wall, %s CPU", time.Since(wall0).Round(time.Second), (cpuTime() - cpu0).Round(time.Second))
 	t.Log("\n" + FormatTable(all, tr.CanaryRate))
 	t.Log("\n" + FormatMatrix(all))
 	t.Log("healthy canary, shipped analysis: the checks that passed last and each check at 60 min\n" + FormatDiag(healthy, 0))
@@ -396,15 +379,7 @@ func TestRealisticQuick(t *testing.T) {
 //
 //	SHADOWEVAL_SIM=1 go test -run 'TestRealistic$' -v -timeout 180m ./internal/sim/analysissim
 func TestRealistic(t *testing.T) {
-	healthyRuns, badRuns := 1, 1
-	full := os.Getenv("SHADOWEVAL_SIM") != ""
-	switch {
-	case full:
-		healthyRuns, badRuns = 1000, 200
-	case raceEnabled || testing.Short():
-		t.Skip("the quick runs are TestRealisticQuick's")
-	}
-	healthyRuns, badRuns = simRuns(t, healthyRuns, badRuns)
+	healthyRuns, badRuns, _ := simRuns(t, 1, 1, "TestRealisticQuick")
 	cfg := config.Default()
 	js := Judges(cfg)
 	tr := DefaultRealTraffic
@@ -418,24 +393,14 @@ func TestRealistic(t *testing.T) {
 			t.Logf("%s: candidate index expected %+v", sc.Name, sc.Index(live, 2).Expected())
 		}
 	}
-	cpu0, wall0 := cpuTime(), time.Now()
+	scs := RealScenarios()
+	results := runScenarios(t, len(scs), healthyRuns, badRuns,
+		func(i int) bool { return scs[i].Bad },
+		func(i, runs int) (*Result, error) { return RunReal(runs, uint64(200+i), tr, scs[i], js, 2) })
 	var all []RealSummary
-	var results []*Result
-	for i, sc := range RealScenarios() {
-		runs := badRuns
-		if !sc.Bad {
-			runs = healthyRuns
-		}
-		c0 := cpuTime()
-		res, err := RunReal(runs, uint64(200+i), tr, sc, js, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s: %d runs of %s in %s (%s CPU)", sc.Name, runs, sc.Horizon, res.Elapsed.Round(time.Millisecond), (cpuTime() - c0).Round(time.Millisecond))
+	for _, res := range results {
 		all = append(all, SummarizeReal(res)...)
-		results = append(results, res)
 	}
-	t.Logf("total %s wall, %s CPU", time.Since(wall0).Round(time.Second), (cpuTime() - cpu0).Round(time.Second))
 	t.Log("\n" + FormatReal(all))
 	t.Log("candidate events each check of the shipped analysis needs, median:\n" + FormatChecksNeeded(results, 0))
 	t.Log("the fewest candidate events any test could decide each check with, and the analysis' median:\n" + FormatFloor(results, 0, cfg.Analysis.Alpha))
@@ -534,14 +499,46 @@ func TestRealisticCoverage(t *testing.T) {
 	t.Logf("identical canary, each check alone at tolerance 0, α = %g, %d runs of %s:\n%s", alpha, runs, sc.Horizon, b.String())
 }
 
-// simRuns is healthy and bad, or the runs SHADOWEVAL_SIM_RUNS=healthy,bad
-// asks for: fewer, to explore or on a busy machine.
-func simRuns(t *testing.T, healthy, bad int) (int, int) {
+// simRuns is how many runs a simulation gives each healthy and each bad
+// scenario: healthy and bad by default, 1,000 and 200 with SHADOWEVAL_SIM
+// set (full), or those SHADOWEVAL_SIM_RUNS=healthy,bad names. The default
+// skips under the race detector and -short, where quickTest runs instead.
+func simRuns(t *testing.T, healthy, bad int, quickTest string) (healthyRuns, badRuns int, full bool) {
 	t.Helper()
+	full = os.Getenv("SHADOWEVAL_SIM") != ""
+	switch {
+	case full:
+		healthy, bad = 1000, 200
+	case raceEnabled || testing.Short():
+		t.Skip("the quick runs are " + quickTest + "'s")
+	}
 	if v := os.Getenv("SHADOWEVAL_SIM_RUNS"); v != "" {
 		if _, err := fmt.Sscanf(v, "%d,%d", &healthy, &bad); err != nil {
 			t.Fatalf("SHADOWEVAL_SIM_RUNS=%q: want healthy,bad: %v", v, err)
 		}
 	}
-	return healthy, bad
+	return healthy, bad, full
+}
+
+// runScenarios runs each of n scenarios with run, healthyRuns times or
+// badRuns times as bad tells, logging the time each and all of them took.
+func runScenarios(t *testing.T, n, healthyRuns, badRuns int, bad func(i int) bool, run func(i, runs int) (*Result, error)) []*Result {
+	t.Helper()
+	cpu0, wall0 := cpuTime(), time.Now()
+	results := make([]*Result, n)
+	for i := range n {
+		runs := healthyRuns
+		if bad(i) {
+			runs = badRuns
+		}
+		c0 := cpuTime()
+		res, err := run(i, runs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d runs of %s in %s (%s CPU)", res.Scenario.Name, runs, res.Scenario.Horizon, res.Elapsed.Round(time.Millisecond), (cpuTime() - c0).Round(time.Millisecond))
+		results[i] = res
+	}
+	t.Logf("total %s wall, %s CPU", time.Since(wall0).Round(time.Second), (cpuTime() - cpu0).Round(time.Second))
+	return results
 }
