@@ -275,7 +275,13 @@ func quantilePaired(cs *citedSample, p float64, lv confseq.Levels, how string) p
 		return w * p / f
 	}
 	v := confseq.Values{Lo: d + term(true, wc, fc) - term(false, wb, fb), Hi: d + term(false, wc, fc) - term(true, wb, fb)}
-	values := map[float64]float64{}
+	// The map is the sample's, kept between reads: cleared, it keeps its
+	// room for as many distinct values.
+	if cs.values == nil {
+		cs.values = map[float64]float64{}
+	}
+	values := cs.values
+	clear(values)
 	for i, cv := range cs.visits {
 		var s float64
 		for _, pr := range cs.pairs(i) {
@@ -304,6 +310,7 @@ type citedSample struct {
 	visits     []citedVisit
 	all        [][2]uint16 // the visits' pairs, back to back
 	index      map[window.CitedVisit]int
+	values     map[float64]float64 // quantilePaired's scratch
 }
 
 type citedVisit struct {
@@ -319,9 +326,9 @@ func newCitedSample(cited map[window.CitedVisit]int64, spare *citedSample) *cite
 	if cs == nil {
 		cs = &citedSample{index: map[window.CitedVisit]int{}}
 	}
-	visits, all, index := cs.visits[:0], cs.all[:0], cs.index
+	visits, all, index, values := cs.visits[:0], cs.all[:0], cs.index, cs.values
 	clear(index)
-	*cs = citedSample{visits: visits, all: all, index: index}
+	*cs = citedSample{visits: visits, all: all, index: index, values: values}
 	for v, n := range cited {
 		cs.add(v, float64(n))
 	}
