@@ -78,9 +78,13 @@ func newCumulativeLayout(nk int) layout {
 	return l
 }
 
+// maxPairedCells bounds the paired series and the ΔS-cited values: the
+// per-k series at 32 cut-offs, 8 once and 8 per triage label at most.
+const maxPairedCells = 8 + 2*32 + 8 + 1
+
 // maxVisitIncs bounds the visit sums one event changes: every paired
-// series at 32 cut-offs, and the ΔS-cited values.
-const maxVisitIncs = visitSums * (8 + 32 + 8 + 1)
+// series, and the ΔS-cited values.
+const maxVisitIncs = visitSums * maxPairedCells
 
 // visitIncs are the changes one event makes to the visit sums.
 type visitIncs struct {
@@ -134,7 +138,7 @@ func (vs *visits) step(l *layout, r int32, ns int64, e *matchEvent, out *visitIn
 		vs.span[r] = span
 	case span < vs.span[r]:
 		// Late for its span: a visit of its own, the row untouched.
-		var single [2 * (8 + 32 + 8 + 1)]uint16
+		var single [2 * maxPairedCells]uint16
 		row = single[:stride]
 	}
 	for i := range vs.cells {
@@ -208,7 +212,7 @@ func (cu *Cumulative) VisitVariance(s Series) (v float64, ok bool) {
 	cnt := cu.c.cnt
 	idx := func(c Counter) int {
 		switch c {
-		case cRecallStrict, cTriageLabel:
+		case cRecallStrict, cTriageLabel, cHitAtK:
 			return cu.l.index(c, s.index)
 		}
 		return int(c)
