@@ -381,9 +381,9 @@ var registry = [...]Metric{
 	{Name: "map_at_", Kind: Mean, Over: PerK, sum: SumMAPAtK, den: CountRanked,
 		Definition:  "mean average precision cut at <k>, as trec_eval's `map_cut`: Σ of the precision at each rank i ≤ <k> that holds an id of G, divided by |G| (not by min(|G|, <k>)); nothing retrieved: 0",
 		Denominator: "scored events whose G is not empty (as nDCG)"},
-	{Name: "hit_at_", Kind: Proportion, Over: PerK, num: cHitAtK, den: CountRanked, emptyValid: true,
+	{Name: "hit_at_", Kind: Proportion, Over: PerK, num: cHitAtK, den: CountRanked,
 		Definition:  "hit rate at <k> (success@k, trec_eval's `success`): scored events with an id of G in the first <k> ids of the ranking; nothing retrieved: a miss",
-		Denominator: "scored events whose G is not empty (empty: 0; as nDCG)"},
+		Denominator: "scored events whose G is not empty (as nDCG)"},
 	{Name: "mrr", Kind: Mean, sum: SumRR, den: CountRanked,
 		Definition:  "mean reciprocal rank, as trec_eval's `recip_rank`: 1/i for the first rank i of the whole ranking (no cut-off) that holds an id of G, 0 when none does or nothing was retrieved",
 		Denominator: "scored events whose G is not empty (as nDCG)"},
@@ -478,6 +478,14 @@ func (m Metric) PerEvent() bool {
 	return m.Kind == Proportion && m.num.inCell() && m.den.inCell()
 }
 
+// RankingMetric says whether the metric is one of the ranking metrics
+// (nDCG, AP, hit, reciprocal rank, R-precision): those over the ranked
+// retrievals, CountRanked.
+func (m Metric) RankingMetric() bool { return m.den == CountRanked }
+
+// SumBlock is the block of sums a Mean row owns; false for any other row.
+func (m Metric) SumBlock() (SumBlock, bool) { return m.sum, m.sum != 0 }
+
 // Traced says whether a span carries an evaluation event named after this
 // per-event proportion for each observation in its denominator.
 func (m Metric) Traced() bool { return m.PerEvent() && !m.untraced }
@@ -492,6 +500,10 @@ type Series struct {
 	Label         string // of a PerTriageLabel row
 	index         int    // of K in the cut-offs, or of Label in TriageLabels; -1 unknown
 }
+
+// KIndex is the index of a PerK series' k in the cut-offs it was expanded
+// with (Expand), 0 for a Once series, -1 for one Lookup found.
+func (s Series) KIndex() int { return s.index }
 
 func (m *Metric) series(name string, index, k int, label string) Series {
 	lower := m.LowerIsBetter
