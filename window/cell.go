@@ -34,6 +34,15 @@ type layout struct {
 	visits, nVisit int
 }
 
+// layouts are the layouts of 0 to 32 cut-offs, for the paths that need
+// one per event (PrepareAccepted).
+var layouts = func() (ls [33]layout) {
+	for nk := range ls {
+		ls[nk] = newLayout(nk)
+	}
+	return ls
+}()
+
 func newLayout(nk int) layout {
 	l := layout{nk: nk, nTriages: len(TriageLabels)}
 	l.recall = cFixed
@@ -198,7 +207,7 @@ func (c *cell) add(l *layout, o *Observation, idx []int, key uint32) {
 // addCounts records the counters and sums of o: all but its ΔS values and
 // its λ run.
 func (c *cell) addCounts(l *layout, o *Observation) {
-	countEvent(c.cnt, l, o)
+	set := countEvent(c.cnt, l, o)
 	if o.HasRetrieval {
 		sp := c.sums[l.sum[sumPrecisionAtK] : l.sum[sumPrecisionAtK]+l.nk]
 		for i, v := range o.PrecisionAtK {
@@ -212,7 +221,6 @@ func (c *cell) addCounts(l *layout, o *Observation) {
 		}
 	}
 	if len(o.Means) > 0 {
-		set := o.eventCounters()
 		at := 0
 		for _, b := range meanBlocks {
 			w := b.width(l.nk)

@@ -194,8 +194,8 @@ func PrepareAccepted(o *Observation, nk int, p *Prepared) error {
 	}
 	p.cited, p.citedIdx, p.citedVal, p.anchor, p.nInc, p.nSum = false, 0, 0, 0, 0, 0
 	// The counts of cell.addCounts, as a list.
-	l := newLayout(nk)
-	p.nInc = eventIncs(p.inc[:], &l, o)
+	l := &layouts[nk]
+	p.nInc = eventIncs(p.inc[:], l, o)
 	sum := func(i int, v float64) {
 		p.sumIdx[p.nSum] = uint16(i)
 		p.sumAdd[p.nSum] = uint64(v * fixedOne)

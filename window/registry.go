@@ -677,9 +677,10 @@ func (o *Observation) eventCounters() CounterSet {
 }
 
 // countEvent adds o to the counts cnt of layout l: 1 to each counter of its
-// set, to the recall counter of each k it recalls and to its triage
-// label's, and its anchor distance to the total.
-func countEvent(cnt []int64, l *layout, o *Observation) {
+// set, to the recall and hit counters of each k it recalls or hits and to
+// its triage label's, and its anchor distance to the total. It returns
+// the set.
+func countEvent(cnt []int64, l *layout, o *Observation) CounterSet {
 	set := o.eventCounters()
 	for s := set; s != 0; s &= s - 1 {
 		cnt[bits.TrailingZeros64(uint64(s))]++
@@ -706,6 +707,7 @@ func countEvent(cnt []int64, l *layout, o *Observation) {
 	if o.HasAnchorDistance {
 		cnt[cAnchorSum] += int64(o.AnchorDistance)
 	}
+	return set
 }
 
 // maxEventIncs bounds the counts countEvent adds 1 to for one observation.
