@@ -288,7 +288,7 @@ func (k *checker) analysisCheck(set string, i int) {
 		case !known:
 			k.checkf(set, i, "metric", "unknown metric %q%s", ch.Metric, k.metricHint(ch.Metric))
 		default:
-			if why := analysisMetricProblem(ch.Metric, kind); why != "" {
+			if why := analysisMetricProblem(ch.Metric, kind, ch.Kind()); why != "" {
 				k.checkf(set, i, "metric", "%s", why)
 				known = false // no range to check against
 			}
@@ -311,11 +311,14 @@ func citedQuantile(metric string) bool {
 	return s.Row.Sketch() == window.CitedDeltaS
 }
 
-// analysisMetricProblem says why an analysis cannot judge a known metric,
-// "" when it can: the confidence sequences exist for proportions, κ and
-// quantiles of the cited ΔS only.
-func analysisMetricProblem(metric string, kind window.Kind) string {
-	const judged = "analysis checks judge proportions, kappa and delta_s_median/delta_s_p90"
+// analysisMetricProblem says why an analysis check of kind checkKind
+// cannot judge a known metric, "" when it can: the confidence sequences
+// exist for proportions, κ and quantiles of the cited ΔS, and, in a
+// comparison, for the means whose visits the accumulators count
+// (window.VisitClustered: the ranking metrics).
+func analysisMetricProblem(metric string, kind window.Kind, checkKind string) string {
+	const judged = "analysis checks judge proportions, kappa, delta_s_median/delta_s_p90 and, in comparisons, the ranking means"
+	s, _ := window.Lookup(metric)
 	switch {
 	case kind == window.Proportion, kind == window.Kappa:
 		return ""
@@ -323,6 +326,10 @@ func analysisMetricProblem(metric string, kind window.Kind) string {
 		return ""
 	case kind == window.Quantile:
 		return fmt.Sprintf("%s; %q is a quantile of the retrieved ΔS, not of the cited ΔS", judged, metric)
+	case kind == window.Mean && window.VisitClustered(s) && checkKind != CheckComparison:
+		return fmt.Sprintf("%s; %q is a mean, judged against a baseline only (a tolerance, no op)", judged, metric)
+	case kind == window.Mean && window.VisitClustered(s):
+		return ""
 	}
 	return fmt.Sprintf("%s; %q is a %s", judged, metric, kindName(kind))
 }

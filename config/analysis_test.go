@@ -59,7 +59,7 @@ func TestDefaultCheckSets(t *testing.T) {
 				t.Errorf("%s[%d]: Absolute() = %v", name, i, ch.Absolute())
 			}
 			kind, ok := window.MetricKind(ch.Metric, Default().K)
-			if !ok || analysisMetricProblem(ch.Metric, kind) != "" {
+			if !ok || analysisMetricProblem(ch.Metric, kind, ch.Kind()) != "" {
 				t.Errorf("%s[%d]: metric %q is not one an analysis judges", name, i, ch.Metric)
 			}
 		}
@@ -168,6 +168,33 @@ func TestAnalysisForms(t *testing.T) {
 	}
 }
 
+// The ranking metrics are available by name in any check set: the means
+// in comparison checks, hit@k (a proportion) in both kinds; the shipped
+// canary set does not name them.
+func TestAnalysisRankingChecks(t *testing.T) {
+	c, err := Parse([]byte(`analysis:
+  checks:
+    retrieval:
+      - {metric: ndcg_at_10, tolerance: 0.02}
+      - {metric: map_at_5, tolerance: 0.02}
+      - {metric: mrr, tolerance: 0.03}
+      - {metric: r_precision, tolerance: 0.03}
+      - {metric: hit_at_10, tolerance: 0.02}
+      - {name: hit_floor, metric: hit_at_10, op: '>=', threshold: 0.8}
+`), "config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(c.Analysis.Checks["retrieval"]); n != 6 {
+		t.Errorf("%d checks, want 6", n)
+	}
+	for _, ch := range DefaultCheckSets()[CanaryCheckSet] {
+		if s, _ := window.Lookup(ch.Metric); s.Row.RankingMetric() {
+			t.Errorf("the canary set names %s", ch.Metric)
+		}
+	}
+}
+
 func TestAnalysisRules(t *testing.T) {
 	set := func(lines ...string) string {
 		return "analysis:\n  checks:\n    mine:\n" + strings.Join(lines, "\n") + "\n"
@@ -199,9 +226,15 @@ func TestAnalysisRules(t *testing.T) {
 		{"per-k metric with k not configured", set("      - metric: recall_at_7"),
 			`config.yaml:4: analysis.checks.mine[0] "recall_at_7": unknown metric "recall_at_7": 7 is not in k [1, 3, 5, 10]`},
 		{"mean metric", set("      - metric: mean_precision_at_3"),
-			`config.yaml:4: analysis.checks.mine[0] "mean_precision_at_3": analysis checks judge proportions, kappa and delta_s_median/delta_s_p90; "mean_precision_at_3" is a mean`},
+			`config.yaml:4: analysis.checks.mine[0] "mean_precision_at_3": analysis checks judge proportions, kappa, delta_s_median/delta_s_p90 and, in comparisons, the ranking means; "mean_precision_at_3" is a mean`},
+		{"ranking mean in an absolute check", set("      - {metric: ndcg_at_10, op: '>=', threshold: 0.5}"),
+			`config.yaml:4: analysis.checks.mine[0] "ndcg_at_10": analysis checks judge proportions, kappa, delta_s_median/delta_s_p90 and, in comparisons, the ranking means; "ndcg_at_10" is a mean, judged against a baseline only (a tolerance, no op)`},
+		{"ranking mean at a k not configured", set("      - metric: ndcg_at_7"),
+			`config.yaml:4: analysis.checks.mine[0] "ndcg_at_7": unknown metric "ndcg_at_7": 7 is not in k [1, 3, 5, 10]`},
+		{"ranking mean tolerance 1", set("      - {metric: mrr, tolerance: 1}"),
+			`config.yaml:4: analysis.checks.mine[0] "mrr": tolerance 1 is out of range [0, 1) for mean metric "mrr"`},
 		{"retrieved quantile", set("      - {metric: delta_s_retrieved_median, op: '<=', threshold: 0.5}"),
-			`config.yaml:4: analysis.checks.mine[0] "delta_s_retrieved_median": analysis checks judge proportions, kappa and delta_s_median/delta_s_p90; "delta_s_retrieved_median" is a quantile of the retrieved ΔS, not of the cited ΔS`},
+			`config.yaml:4: analysis.checks.mine[0] "delta_s_retrieved_median": analysis checks judge proportions, kappa, delta_s_median/delta_s_p90 and, in comparisons, the ranking means; "delta_s_retrieved_median" is a quantile of the retrieved ΔS, not of the cited ΔS`},
 		{"threshold on a comparison", set("      - metric: chr", "        threshold: 0.5"),
 			`config.yaml:5: analysis.checks.mine[0] "chr": threshold goes with op (an absolute check); a comparison check takes tolerance`},
 		{"tolerance on an absolute check", set("      - metric: chr", "        op: '>='", "        threshold: 0.5", "        tolerance: 0.01"),

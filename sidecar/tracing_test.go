@@ -297,7 +297,8 @@ func TestTracingEvaluationEvents(t *testing.T) {
 	h := startTraced(t, 1)
 	pass := evaluation{"1", "pass", ""}
 	fail := evaluation{"0", "fail", ""}
-	recallPass := map[string]evaluation{"recall_at_1": pass, "recall_at_3": pass, "recall_at_5": pass, "recall_at_10": pass}
+	recallPass := map[string]evaluation{"recall_at_1": pass, "recall_at_3": pass, "recall_at_5": pass, "recall_at_10": pass,
+		"hit_at_1": pass, "hit_at_3": pass, "hit_at_5": pass, "hit_at_10": pass}
 	with := func(a, b map[string]evaluation) map[string]evaluation {
 		m := map[string]evaluation{}
 		for k, v := range a {

@@ -2,6 +2,7 @@ package window
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/DataDog/sketches-go/ddsketch/mapping"
 	"github.com/DataDog/sketches-go/ddsketch/store"
@@ -17,12 +18,15 @@ const (
 
 // layout places the per-k and per-label counters after the fixed ones.
 type layout struct {
-	nk       int
-	recall   int // cnt[recall+i]: cRecallStrict at Ks[i]
-	triage   int // cnt[triage+j]: cTriageLabel of label j
-	nCnt     int
-	sumP     int // sums[sumP+i]: Σ P@k[i]
-	sumR     int // sums[sumR+i]: Σ R@k[i]
+	nk     int
+	recall int // cnt[recall+i]: cRecallStrict at Ks[i]
+	triage int // cnt[triage+j]: cTriageLabel of label j
+	hit    int // cnt[hit+i]: cHitAtK at Ks[i]
+	nCnt   int
+	// sums[sum[b]+i]: block b at Ks[i] (or its one sum); the blocks from
+	// firstMeanBlock on are Observation.Means, in order, from means.
+	sum      [numSumBlocks]int
+	means    int
 	nSums    int
 	nTriages int
 	// Cumulative cells only: the visit sums (visits.go), nVisit counts
@@ -30,14 +34,32 @@ type layout struct {
 	visits, nVisit int
 }
 
+// layouts are the layouts of 0 to 32 cut-offs, for the paths that need
+// one per event (PrepareAccepted).
+var layouts = func() (ls [33]layout) {
+	for nk := range ls {
+		ls[nk] = newLayout(nk)
+	}
+	return ls
+}()
+
 func newLayout(nk int) layout {
 	l := layout{nk: nk, nTriages: len(TriageLabels)}
 	l.recall = cFixed
 	l.triage = l.recall + nk
-	l.nCnt = l.triage + l.nTriages
-	l.sumP = 0
-	l.sumR = nk
-	l.nSums = 2 * nk
+	l.hit = l.triage + l.nTriages
+	l.nCnt = l.hit + nk
+	for b := sumPrecisionAtK; b < numSumBlocks; b++ {
+		if b == firstMeanBlock {
+			l.means = l.nSums
+		}
+		l.sum[b] = l.nSums
+		if sumRows[b].Over == PerK {
+			l.nSums += nk
+		} else {
+			l.nSums++
+		}
+	}
 	return l
 }
 
@@ -49,16 +71,31 @@ func (l *layout) index(c Counter, i int) int {
 		return l.recall + i
 	case cTriageLabel:
 		return l.triage + i
+	case cHitAtK:
+		return l.hit + i
 	}
 	return int(c)
 }
 
-// sumIndex is where block b at k index i is in a cell's sums.
-func (l *layout) sumIndex(b sumBlock, i int) int {
-	if b == sumRecallAtK {
-		return l.sumR + i
+// sumIndex is where block b at k index i (0 for a Once row's) is in a
+// cell's sums.
+func (l *layout) sumIndex(b SumBlock, i int) int { return l.sum[b] + i }
+
+// sumNames names every sum of a cell of layout l, for the cut-offs ks, in
+// the cell's order: its row's metric name.
+func (l *layout) sumNames(ks []int) []string {
+	names := make([]string, l.nSums)
+	for b := sumPrecisionAtK; b < numSumBlocks; b++ {
+		r := sumRows[b]
+		if r.Over != PerK {
+			names[l.sum[b]] = r.Name
+			continue
+		}
+		for i, k := range ks {
+			names[l.sum[b]+i] = r.Name + strconv.Itoa(k)
+		}
 	}
-	return l.sumP + i
+	return names
 }
 
 // cell is what one bucket knows of one content type of one arm. Everything
@@ -170,17 +207,30 @@ func (c *cell) add(l *layout, o *Observation, idx []int, key uint32) {
 // addCounts records the counters and sums of o: all but its ΔS values and
 // its λ run.
 func (c *cell) addCounts(l *layout, o *Observation) {
-	countEvent(c.cnt, l, o)
+	set := countEvent(c.cnt, l, o)
 	if o.HasRetrieval {
-		sp := c.sums[l.sumP : l.sumP+l.nk]
+		sp := c.sums[l.sum[sumPrecisionAtK] : l.sum[sumPrecisionAtK]+l.nk]
 		for i, v := range o.PrecisionAtK {
 			sp[i].add(v)
 		}
 	}
 	if o.HasRecallAtK {
-		sr := c.sums[l.sumR : l.sumR+l.nk]
+		sr := c.sums[l.sum[sumRecallAtK] : l.sum[sumRecallAtK]+l.nk]
 		for i, v := range o.RecallAtK {
 			sr[i].add(v)
+		}
+	}
+	if len(o.Means) > 0 {
+		at := 0
+		for _, b := range meanBlocks {
+			w := b.width(l.nk)
+			if set.Has(b.den) {
+				s := c.sums[l.means+at : l.means+at+w]
+				for i, v := range o.Means[at : at+w] {
+					s[i].add(v)
+				}
+			}
+			at += w
 		}
 	}
 }

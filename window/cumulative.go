@@ -146,6 +146,7 @@ type Prepared struct {
 	// (Unix ns; callers that know it better set it), and what it changes.
 	set    CounterSet
 	recall uint32
+	hit    uint32
 	triage int8
 	ns     int64
 	vinc   visitIncs
@@ -162,9 +163,12 @@ type Prepared struct {
 	nInc     int
 	nSum     int
 	inc      [maxEventIncs]uint16 // counts to add 1 to
-	sumIdx   [2 * 32]uint16
-	sumAdd   [2 * 32]uint64 // fixed-point units (fixedSum)
+	sumIdx   [maxSums]uint16
+	sumAdd   [maxSums]uint64 // fixed-point units (fixedSum)
 }
+
+// maxSums bounds the sums of a cell: every block at 32 cut-offs.
+const maxSums = int(numSumBlocks) * 32
 
 // Prepare checks o for accumulators with nk cut-offs and digests it into p.
 func Prepare(o *Observation, nk int, p *Prepared) error {
@@ -184,14 +188,14 @@ func PrepareAccepted(o *Observation, nk int, p *Prepared) error {
 	// Field by field: the lists are read only up to their lengths, and
 	// clearing them would cost more than the rest.
 	p.lambda, p.run, p.qidKey, p.qid, p.hash = inLambda(o), o.Lambda, o.QIDKey, o.QID, 0
-	p.set, p.recall, p.triage, p.ns, p.vinc.n = o.eventCounters(), o.RecallStrict, int8(o.Triage), 0, 0
+	p.set, p.recall, p.hit, p.triage, p.ns, p.vinc.n = o.eventCounters(), o.RecallStrict, o.HitAtK, int8(o.Triage), 0, 0
 	if !o.Time.IsZero() {
 		p.ns = o.Time.UnixNano()
 	}
 	p.cited, p.citedIdx, p.citedVal, p.anchor, p.nInc, p.nSum = false, 0, 0, 0, 0, 0
 	// The counts of cell.addCounts, as a list.
-	l := newLayout(nk)
-	p.nInc = eventIncs(p.inc[:], &l, o)
+	l := &layouts[nk]
+	p.nInc = eventIncs(p.inc[:], l, o)
 	sum := func(i int, v float64) {
 		p.sumIdx[p.nSum] = uint16(i)
 		p.sumAdd[p.nSum] = uint64(v * fixedOne)
@@ -199,12 +203,24 @@ func PrepareAccepted(o *Observation, nk int, p *Prepared) error {
 	}
 	if o.HasRetrieval {
 		for i, v := range o.PrecisionAtK {
-			sum(l.sumP+i, v)
+			sum(l.sum[sumPrecisionAtK]+i, v)
 		}
 	}
 	if o.HasRecallAtK {
 		for i, v := range o.RecallAtK {
-			sum(l.sumR+i, v)
+			sum(l.sum[sumRecallAtK]+i, v)
+		}
+	}
+	if len(o.Means) > 0 {
+		at := 0
+		for _, b := range meanBlocks {
+			w := b.width(nk)
+			if p.set.Has(b.den) {
+				for i, v := range o.Means[at : at+w] {
+					sum(l.means+at+i, v)
+				}
+			}
+			at += w
 		}
 	}
 	if o.HasAnchorDistance {
@@ -431,9 +447,12 @@ type cumulativeState struct {
 	// older one) has Counts in this build's order.
 	CountNames []string    `json:"count_names,omitempty"`
 	Sums       [][2]uint64 `json:"sums"`
-	Cited      distState   `json:"cited"`
-	Ret        distState   `json:"retrieved"`
-	Lambda     [3]int64    `json:"lambda"` // complete, convergent, flips
+	// SumNames names Sums one for one. A checkpoint without them has the
+	// sums of P@k and R@k alone, in that order, or this build's.
+	SumNames []string  `json:"sum_names,omitempty"`
+	Cited    distState `json:"cited"`
+	Ret      distState `json:"retrieved"`
+	Lambda   [3]int64  `json:"lambda"` // complete, convergent, flips
 	// Open packs the groups still short of minRuns runs, openGroupSize
 	// bytes each (little-endian: qid hash, cited-set hash, then runs,
 	// stated, not →, ←, refused as 32 bits, mixed), in order of hash: one
@@ -494,7 +513,7 @@ func (cu *Cumulative) MarshalWithoutOpenGroups() ([]byte, error) { return cu.mar
 
 func (cu *Cumulative) marshal(open bool) ([]byte, error) {
 	cu.fold()
-	s := cumulativeState{Ks: cu.ks, MinRuns: cu.minRuns, Events: cu.events, Counts: cu.c.cnt, CountNames: cu.l.countNames(cu.ks), Cited: cu.c.cited.state(), Ret: cu.c.ret.state(),
+	s := cumulativeState{Ks: cu.ks, MinRuns: cu.minRuns, Events: cu.events, Counts: cu.c.cnt, CountNames: cu.l.countNames(cu.ks), SumNames: cu.l.sumNames(cu.ks), Cited: cu.c.cited.state(), Ret: cu.c.ret.state(),
 		Lambda: [3]int64{cu.lam.complete, cu.lam.convergent, cu.lam.flips}}
 	for _, v := range cu.c.sums {
 		s.Sums = append(s.Sums, [2]uint64{v.hi, v.lo})
@@ -531,11 +550,21 @@ func (cu *Cumulative) UnmarshalJSON(b []byte) error {
 	}
 	fresh := NewCumulative(s.Ks, s.MinRuns)
 	if s.CountNames != nil {
-		counts, err := countsByName(s.CountNames, s.Counts, fresh.l.countNames(s.Ks))
+		counts, err := byName("count", s.CountNames, s.Counts, fresh.l.countNames(s.Ks))
 		if err != nil {
 			return fmt.Errorf("window: accumulator: %w", err)
 		}
 		s.Counts = counts
+	}
+	if s.SumNames == nil && len(s.Sums) == 2*len(s.Ks) {
+		s.SumNames = fresh.l.sumNames(s.Ks)[:len(s.Sums)]
+	}
+	if s.SumNames != nil {
+		sums, err := byName("sum", s.SumNames, s.Sums, fresh.l.sumNames(s.Ks))
+		if err != nil {
+			return fmt.Errorf("window: accumulator: %w", err)
+		}
+		s.Sums = sums
 	}
 	if len(s.Counts) != fresh.l.nCnt || len(s.Sums) != fresh.l.nSums {
 		return fmt.Errorf("window: accumulator: %d counts and %d sums, want %d and %d for k %v", len(s.Counts), len(s.Sums), fresh.l.nCnt, fresh.l.nSums, s.Ks)
@@ -591,27 +620,27 @@ func (cu *Cumulative) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// countsByName puts counts, named by names, in the order of want. A
-// count this build does not have is refused: restoring without it would
-// lose what it counted. One this build has and the checkpoint does not
-// starts at 0.
-func countsByName(names []string, counts []int64, want []string) ([]int64, error) {
+// byName puts counts (or sums: what) named by names in the order of
+// want. A count this build does not have is refused: restoring without it
+// would lose what it counted. One this build has and the checkpoint does
+// not starts at 0.
+func byName[T any](what string, names []string, counts []T, want []string) ([]T, error) {
 	if len(names) != len(counts) {
-		return nil, fmt.Errorf("%d count names for %d counts", len(names), len(counts))
+		return nil, fmt.Errorf("%d %s names for %d %ss", len(names), what, len(counts), what)
 	}
 	at := make(map[string]int, len(want))
 	for i, n := range want {
 		at[n] = i
 	}
-	out := make([]int64, len(want))
+	out := make([]T, len(want))
 	seen := make(map[string]bool, len(names))
 	for i, n := range names {
 		j, ok := at[n]
 		if !ok {
-			return nil, fmt.Errorf("count %q is not one this build keeps", n)
+			return nil, fmt.Errorf("%s %q is not one this build keeps", what, n)
 		}
 		if seen[n] {
-			return nil, fmt.Errorf("count %q twice", n)
+			return nil, fmt.Errorf("%s %q twice", what, n)
 		}
 		seen[n] = true
 		out[j] = counts[i]

@@ -1,6 +1,7 @@
 package window
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"slices"
@@ -29,6 +30,9 @@ func randomObservation(rng *rand.Rand, nk int, o *Observation) {
 	if o.HasRecallAtK = rng.Float64() < 0.8; o.HasRecallAtK {
 		for range nk {
 			o.RecallAtK = append(o.RecallAtK, rng.Float64())
+		}
+		if rng.Float64() < 0.9 {
+			setRanking(rng, nk, o)
 		}
 	}
 	for range rng.IntN(5) {
@@ -384,6 +388,17 @@ func equalInts(a, b []int64) bool { return slices.Equal(a, b) }
 
 // setCitationAccuracy sets citation accuracy's counters as its check does:
 // accurate counts only an eligible answer.
+// setRanking gives o random ranking metrics, as the ranking check sets
+// them.
+func setRanking(rng *rand.Rand, nk int, o *Observation) {
+	o.Counters.Set(CountRanked)
+	o.HitAtK = uint32(rng.IntN(1 << nk))
+	o.Means = o.Means[:0]
+	for range MeansLen(nk) {
+		o.Means = append(o.Means, rng.Float64())
+	}
+}
+
 func setCitationAccuracy(o *Observation, eligible, accurate bool) {
 	o.Counters &^= 1<<CountCitationAccEligible | 1<<CountCitationAccurate
 	if eligible {
@@ -391,5 +406,86 @@ func setCitationAccuracy(o *Observation, eligible, accurate bool) {
 		if accurate {
 			o.Counters.Set(CountCitationAccurate)
 		}
+	}
+}
+
+// A checkpoint keeps its sums by name as well: one written before the
+// ranking metrics (the P@k and R@k sums alone, unnamed) restores them
+// with the ranking sums at 0, reordered names restore the same sums, and
+// a sum this build does not keep is refused.
+func TestCheckpointSumsByName(t *testing.T) {
+	ks := []int{1, 3, 5, 10}
+	cu := NewCumulative(ks, 3)
+	rng := rand.New(rand.NewPCG(9, 10))
+	var o Observation
+	for range 500 {
+		randomObservation(rng, len(ks), &o)
+		if err := cu.Add(&o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := json.Marshal(cu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(cu.c.sums)
+	names := cu.l.sumNames(ks)
+	if len(names) != len(want) || names[0] != "mean_precision_at_1" || names[len(names)-1] != "r_precision" {
+		t.Fatalf("sum names %v", names)
+	}
+	for i, v := range want {
+		if v == (fixedSum{}) {
+			t.Fatalf("the test needs every sum non-zero: %s is 0", names[i])
+		}
+	}
+	restore := func(edit func(s map[string]any)) (*Cumulative, error) {
+		var s map[string]any
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber() // the sums are 64-bit words
+		if err := dec.Decode(&s); err != nil {
+			t.Fatal(err)
+		}
+		edit(s)
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := NewCumulative(ks, 3)
+		return got, json.Unmarshal(b, got)
+	}
+	got, err := restore(func(map[string]any) {})
+	if err != nil || !slices.Equal(got.c.sums, want) {
+		t.Fatalf("as written: %v, sums %v, want %v", err, got.c.sums, want)
+	}
+	got, err = restore(func(s map[string]any) {
+		n, v := s["sum_names"].([]any), s["sums"].([]any)
+		slices.Reverse(n)
+		slices.Reverse(v)
+	})
+	if err != nil || !slices.Equal(got.c.sums, want) {
+		t.Fatalf("reordered: %v, sums %v, want %v", err, got.c.sums, want)
+	}
+	// An older build's checkpoint: Σ P@k and Σ R@k, no names.
+	got, err = restore(func(s map[string]any) {
+		delete(s, "sum_names")
+		s["sums"] = s["sums"].([]any)[:2*len(ks)]
+	})
+	if err != nil {
+		t.Fatalf("older checkpoint: %v", err)
+	}
+	for i, v := range got.c.sums {
+		if w := want[i]; i < 2*len(ks) && v != w || i >= 2*len(ks) && v != (fixedSum{}) {
+			t.Fatalf("older checkpoint: sum %s is %v, want %v (0 past P@k and R@k)", names[i], v, w)
+		}
+	}
+	got, err = restore(func(s map[string]any) { delete(s, "sum_names") })
+	if err != nil || !slices.Equal(got.c.sums, want) {
+		t.Fatalf("by position: %v, sums %v, want %v", err, got.c.sums, want)
+	}
+	_, err = restore(func(s map[string]any) {
+		s["sum_names"], s["sums"] = append(s["sum_names"].([]any), "ndcg_at_7"), append(s["sums"].([]any), []any{0, 1})
+	})
+	if err == nil || !strings.Contains(err.Error(), `sum "ndcg_at_7" is not one this build keeps`) {
+		t.Errorf("unknown sum: error %v", err)
 	}
 }

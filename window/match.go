@@ -318,7 +318,7 @@ type pairedCell struct {
 	cited bool
 	den   CounterSet
 	num   CounterSet // a plain counter; 0 for a block
-	block Counter    // cRecallStrict or cTriageLabel, with index i
+	block Counter    // cRecallStrict, cTriageLabel or cHitAtK, with index i
 	i     int
 }
 
@@ -336,6 +336,8 @@ func (p *pairedCell) cell(e *matchEvent) int {
 	switch p.block {
 	case cRecallStrict:
 		hit = e.recall&(1<<p.i) != 0
+	case cHitAtK:
+		hit = e.hit&(1<<p.i) != 0
 	case cTriageLabel:
 		hit = int(e.triage) == p.i
 	default:
@@ -352,7 +354,7 @@ func pairedCells(ks []int) []pairedCell {
 	for _, s := range PairedSeries(ks) {
 		p := pairedCell{den: 1 << s.Row.den}
 		switch s.Row.num {
-		case cRecallStrict, cTriageLabel:
+		case cRecallStrict, cTriageLabel, cHitAtK:
 			p.block, p.i = s.Row.num, s.index
 		default:
 			p.num = 1 << s.Row.num
@@ -504,6 +506,7 @@ type matchEvent struct {
 	next   uint64 // the next waiting event of the same side and qid (seq); 0 none
 	set    CounterSet
 	recall uint32
+	hit    uint32 // Observation.HitAtK
 	triage int8
 	side   uint8
 	used   bool
@@ -816,7 +819,7 @@ func (mt *Matcher) Offer(side int, o *Observation, t int64) {
 		return
 	}
 	e := matchEvent{t: t, key: keyOf(o.QIDKey, o.QID), req: requestHash(o.RequestID), set: o.eventCounters(),
-		recall: o.RecallStrict, triage: int8(o.Triage), side: uint8(side), lambda: inLambda(o), run: o.Lambda}
+		recall: o.RecallStrict, hit: o.HitAtK, triage: int8(o.Triage), side: uint8(side), lambda: inLambda(o), run: o.Lambda}
 	if citedCounted(o) {
 		e.cited = 1 + citedBin(o.DeltaSCited)
 	}
@@ -1221,7 +1224,7 @@ func (m *Matches) Paired(s Series) (t Table, byRequest, byQID int64, ok bool) {
 func QuestionDecided(s Series) bool {
 	switch s.Row.den {
 	case CountAnswerable, CountUnanswerable, CountRetrievedAnswerable, CountRecallAtK,
-		CountCoverageEligible, CountCitationAccEligible, cLambdaComplete, cPairsJudged:
+		CountCoverageEligible, CountCitationAccEligible, CountRanked, cLambdaComplete, cPairsJudged:
 		return true
 	}
 	return false
@@ -1263,7 +1266,7 @@ func NewEventCells(ks []int) *EventCells { return &EventCells{cells: pairedCells
 
 // Of writes o's cells into dst (len PairedSeries(ks)).
 func (c *EventCells) Of(o *Observation, dst []uint8) {
-	e := matchEvent{set: o.eventCounters(), recall: o.RecallStrict, triage: int8(o.Triage)}
+	e := matchEvent{set: o.eventCounters(), recall: o.RecallStrict, hit: o.HitAtK, triage: int8(o.Triage)}
 	for i := range c.cells {
 		dst[i] = uint8(c.cells[i].cell(&e))
 	}

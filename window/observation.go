@@ -58,6 +58,15 @@ type Observation struct {
 	RecallAtK    []float64 // per Ks index; len(Ks) when HasRecallAtK
 	HasRecallAtK bool      // G non-empty
 
+	// HitAtK has bit i set when an id of G is among the first Ks[i]
+	// distinct ids retrieved; counted with CountRanked in Counters.
+	HitAtK uint32
+	// Means holds the values of the sum blocks no field implies
+	// (SumNDCGAtK on), MeansLen(len(Ks)) of them at MeanIndex, or none:
+	// the check that computes them writes them here and sets their row's
+	// denominator counter in Counters.
+	Means []float64
+
 	DeltaSRetrieved []float64 // ΔS of each top-k item
 	HasDeltaSCited  bool
 	DeltaSCited     float64
@@ -163,6 +172,17 @@ func validate(o *Observation, nk int) error {
 			if !(v >= 0 && v <= 1) {
 				return invalidf("RecallAtK value %v not in [0,1]", v)
 			}
+		}
+	}
+	switch set := o.eventCounters(); {
+	case len(o.Means) == 0 && set&meanDens != 0:
+		return invalidf("Means is empty, and the counters hold a denominator of its values")
+	case len(o.Means) != 0 && len(o.Means) != MeansLen(nk):
+		return invalidf("Means has %d values, want %d", len(o.Means), MeansLen(nk))
+	}
+	for _, v := range o.Means {
+		if !(v >= 0 && v <= 1) {
+			return invalidf("Means value %v not in [0,1]", v)
 		}
 	}
 	for _, v := range o.DeltaSRetrieved {

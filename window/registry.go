@@ -114,6 +114,7 @@ const (
 
 	CountCitationAccEligible // answers whose gold item has relevant_offsets
 	CountCitationAccurate    // of those, first citation within tolerance
+	CountRanked              // retrievals with G non-empty, ranked: the ranking metrics' denominator
 
 	numEventCounters
 )
@@ -136,6 +137,7 @@ var eventCounterNames = [numEventCounters]string{
 	CountCovered:             "covered",
 	CountCitationAccEligible: "citation_accuracy_eligible",
 	CountCitationAccurate:    "citation_accurate",
+	CountRanked:              "ranked",
 	CountAnchorDistance:      "anchor_distance",
 	cAnchorSum:               "anchor_distance_sum",
 	CountTriaged:             "triaged",
@@ -156,6 +158,9 @@ func (l *layout) countNames(ks []int) []string {
 	}
 	for j, label := range TriageLabels {
 		names[l.triage+j] = "triage_" + label
+	}
+	for i, k := range ks {
+		names[l.hit+i] = "hit_at_" + strconv.Itoa(k)
 	}
 	if l.nVisit > 0 {
 		for i, s := range PairedSeries(ks) {
@@ -183,6 +188,7 @@ const _ = 64 - numEventCounters
 const (
 	cRecallStrict        Counter = 64 + iota // per k: retrievals of A with G ⊆ R_k
 	cTriageLabel                             // per triage label: observations with it
+	cHitAtK                                  // per k: ranked retrievals with an id of G in the first k distinct ids
 	cLambdaComplete                          // complete λ groups
 	cLambdaConvergent                        // convergent complete groups
 	cLambdaFlips                             // flipping complete groups
@@ -194,16 +200,99 @@ const (
 // inCell says whether c is a count of a window cell (a per-event counter
 // or a block of them), as opposed to one a snapshot works out.
 func (c Counter) inCell() bool {
-	return c < numEventCounters || c == cRecallStrict || c == cTriageLabel
+	return c < numEventCounters || c == cRecallStrict || c == cTriageLabel || c == cHitAtK
 }
 
-// sumBlock names the per-k fixed-point sums of a cell.
-type sumBlock uint8
+// SumBlock names the fixed-point sums of a cell that a Mean row owns: one
+// per k for a PerK row, one for a Once row.
+type SumBlock uint8
 
 const (
-	sumPrecisionAtK sumBlock = iota + 1 // Σ P@k over CountRetrieved
+	sumPrecisionAtK SumBlock = iota + 1 // Σ P@k over CountRetrieved
 	sumRecallAtK                        // Σ R@k over CountRecallAtK
+
+	// The blocks below have no field of Observation: the check that
+	// computes their values writes them in Observation.Means (MeanIndex),
+	// and they are summed over the events in their row's denominator. A
+	// new mean adds its block here and its row.
+
+	SumNDCGAtK    // Σ nDCG@k over CountRanked
+	SumMAPAtK     // Σ AP@k over CountRanked
+	SumRR         // Σ reciprocal rank over CountRanked
+	SumRPrecision // Σ R-precision over CountRanked
+
+	numSumBlocks
 )
+
+// firstMeanBlock is the first block Observation.Means holds.
+const firstMeanBlock = SumNDCGAtK
+
+// sumRows is the row that owns each block.
+var sumRows = func() (rows [numSumBlocks]*Metric) {
+	for i := range registry {
+		if b := registry[i].sum; b != 0 {
+			if rows[b] != nil {
+				panic("window: sum block of two rows: " + registry[i].Name)
+			}
+			rows[b] = &registry[i]
+		}
+	}
+	for b := sumPrecisionAtK; b < numSumBlocks; b++ {
+		if rows[b] == nil {
+			panic("window: sum block of no row")
+		}
+	}
+	return rows
+}()
+
+// meanBlock is one block of Observation.Means: its row's denominator and
+// whether it holds a value per k.
+type meanBlock struct {
+	den  Counter
+	perK bool
+}
+
+var meanBlocks = func() (out []meanBlock) {
+	for b := firstMeanBlock; b < numSumBlocks; b++ {
+		out = append(out, meanBlock{den: sumRows[b].den, perK: sumRows[b].Over == PerK})
+	}
+	return out
+}()
+
+// meanDens are the denominators of the blocks of Observation.Means: an
+// observation in one of them carries its values.
+var meanDens = func() (s CounterSet) {
+	for _, b := range meanBlocks {
+		s.Set(b.den)
+	}
+	return s
+}()
+
+// MeansLen is the length of Observation.Means with nk cut-offs.
+func MeansLen(nk int) int {
+	n := 0
+	for _, b := range meanBlocks {
+		n += b.width(nk)
+	}
+	return n
+}
+
+func (b meanBlock) width(nk int) int {
+	if b.perK {
+		return nk
+	}
+	return 1
+}
+
+// MeanIndex is where block b's value at k index i (0 for a Once row) is
+// in Observation.Means with nk cut-offs.
+func MeanIndex(b SumBlock, i, nk int) int {
+	at := 0
+	for _, mb := range meanBlocks[:b-firstMeanBlock] {
+		at += mb.width(nk)
+	}
+	return at + i
+}
 
 // CounterSet is a set of per-event counters, a bit each.
 type CounterSet uint64
@@ -243,7 +332,7 @@ type Metric struct {
 	// Of an expanded row, a block counter or sum is taken at the row's k or
 	// label.
 	num, den Counter
-	sum      sumBlock
+	sum      SumBlock
 	sketch   Sketch
 	q        float64
 	// The value of a proportion with an empty denominator; emptyValid
@@ -286,6 +375,21 @@ var registry = [...]Metric{
 	{Name: "mean_recall_at_", Kind: Mean, Over: PerK, sum: sumRecallAtK, den: CountRecallAtK,
 		Definition:  "mean of R@<k>: the share of G found in R_<k>",
 		Denominator: "scored events whose G is not empty"},
+	{Name: "ndcg_at_", Kind: Mean, Over: PerK, sum: SumNDCGAtK, den: CountRanked,
+		Definition:  "mean of nDCG@<k> with binary gains, as trec_eval's `ndcg_cut`: DCG = Σ 1/log2(i+1) over the ranks i ≤ <k> of the ranking that hold an id of G, over the DCG of min(|G|, <k>) such ids first (the ranking: the retrieved ids in order, each id at its first rank only; nothing retrieved: 0)",
+		Denominator: "scored events whose G is not empty (trec_eval `-c` also counts a question with no relevant id, as 0)"},
+	{Name: "map_at_", Kind: Mean, Over: PerK, sum: SumMAPAtK, den: CountRanked,
+		Definition:  "mean average precision cut at <k>, as trec_eval's `map_cut`: Σ of the precision at each rank i ≤ <k> that holds an id of G, divided by |G| (not by min(|G|, <k>)); nothing retrieved: 0",
+		Denominator: "scored events whose G is not empty (as nDCG)"},
+	{Name: "hit_at_", Kind: Proportion, Over: PerK, num: cHitAtK, den: CountRanked,
+		Definition:  "hit rate at <k> (success@k, trec_eval's `success`): scored events with an id of G in the first <k> ids of the ranking; nothing retrieved: a miss",
+		Denominator: "scored events whose G is not empty (as nDCG)"},
+	{Name: "mrr", Kind: Mean, sum: SumRR, den: CountRanked,
+		Definition:  "mean reciprocal rank, as trec_eval's `recip_rank`: 1/i for the first rank i of the whole ranking (no cut-off) that holds an id of G, 0 when none does or nothing was retrieved",
+		Denominator: "scored events whose G is not empty (as nDCG)"},
+	{Name: "r_precision", Kind: Mean, sum: SumRPrecision, den: CountRanked,
+		Definition:  "mean R-precision, as trec_eval's `Rprec`: the share of the first |G| ranks that hold an id of G, a short ranking's missing ranks counting as misses; nothing retrieved: 0",
+		Denominator: "scored events whose G is not empty (as nDCG)"},
 	{Name: "coverage", Kind: Proportion, num: CountCovered, den: CountCoverageEligible,
 		Definition:  "answers that cite an id in G, or an item whose `section_id` is the gold `anchor_section` or lies under it (`S.4.2.1` is under `S.4.2`)",
 		Denominator: "answers to answerable questions whose gold item has G or an `anchor_section`"},
@@ -374,6 +478,14 @@ func (m Metric) PerEvent() bool {
 	return m.Kind == Proportion && m.num.inCell() && m.den.inCell()
 }
 
+// RankingMetric says whether the metric is one of the ranking metrics
+// (nDCG, AP, hit, reciprocal rank, R-precision): those over the ranked
+// retrievals, CountRanked.
+func (m Metric) RankingMetric() bool { return m.den == CountRanked }
+
+// SumBlock is the block of sums a Mean row owns; false for any other row.
+func (m Metric) SumBlock() (SumBlock, bool) { return m.sum, m.sum != 0 }
+
 // Traced says whether a span carries an evaluation event named after this
 // per-event proportion for each observation in its denominator.
 func (m Metric) Traced() bool { return m.PerEvent() && !m.untraced }
@@ -388,6 +500,10 @@ type Series struct {
 	Label         string // of a PerTriageLabel row
 	index         int    // of K in the cut-offs, or of Label in TriageLabels; -1 unknown
 }
+
+// KIndex is the index of a PerK series' k in the cut-offs it was expanded
+// with (Expand), 0 for a Once series, -1 for one Lookup found.
+func (s Series) KIndex() int { return s.index }
 
 func (m *Metric) series(name string, index, k int, label string) Series {
 	lower := m.LowerIsBetter
@@ -561,9 +677,10 @@ func (o *Observation) eventCounters() CounterSet {
 }
 
 // countEvent adds o to the counts cnt of layout l: 1 to each counter of its
-// set, to the recall counter of each k it recalls and to its triage
-// label's, and its anchor distance to the total.
-func countEvent(cnt []int64, l *layout, o *Observation) {
+// set, to the recall and hit counters of each k it recalls or hits and to
+// its triage label's, and its anchor distance to the total. It returns
+// the set.
+func countEvent(cnt []int64, l *layout, o *Observation) CounterSet {
 	set := o.eventCounters()
 	for s := set; s != 0; s &= s - 1 {
 		cnt[bits.TrailingZeros64(uint64(s))]++
@@ -579,13 +696,22 @@ func countEvent(cnt []int64, l *layout, o *Observation) {
 	if o.Triage >= 0 {
 		cnt[l.triage+o.Triage]++
 	}
+	if set.Has(CountRanked) {
+		hc := cnt[l.hit : l.hit+l.nk]
+		for i := range hc {
+			if o.HitAtK&(1<<i) != 0 {
+				hc[i]++
+			}
+		}
+	}
 	if o.HasAnchorDistance {
 		cnt[cAnchorSum] += int64(o.AnchorDistance)
 	}
+	return set
 }
 
 // maxEventIncs bounds the counts countEvent adds 1 to for one observation.
-const maxEventIncs = int(numEventCounters) + 32 + 1
+const maxEventIncs = int(numEventCounters) + 2*32 + 1
 
 // eventIncs writes into dst the indexes of the counts countEvent adds 1 to
 // (the anchor total aside) and returns how many there are.
@@ -607,6 +733,14 @@ func eventIncs(dst []uint16, l *layout, o *Observation) int {
 	if o.Triage >= 0 {
 		dst[n] = uint16(l.triage + o.Triage)
 		n++
+	}
+	if set.Has(CountRanked) {
+		for i := range l.nk {
+			if o.HitAtK&(1<<i) != 0 {
+				dst[n] = uint16(l.hit + i)
+				n++
+			}
+		}
 	}
 	return n
 }

@@ -16,8 +16,9 @@ import (
 func TestRegistryKeepsNames(t *testing.T) {
 	want := []string{
 		"precision", "chr", "under_refusal", "over_refusal",
-		"recall_at_1", "mean_precision_at_1", "mean_recall_at_1",
-		"recall_at_3", "mean_precision_at_3", "mean_recall_at_3",
+		"recall_at_1", "mean_precision_at_1", "mean_recall_at_1", "ndcg_at_1", "map_at_1", "hit_at_1",
+		"recall_at_3", "mean_precision_at_3", "mean_recall_at_3", "ndcg_at_3", "map_at_3", "hit_at_3",
+		"mrr", "r_precision",
 		"coverage", "citation_accuracy", "anchor_proximity",
 		"delta_s_median", "delta_s_p90", "delta_s_retrieved_median", "delta_s_retrieved_p90",
 		"lambda_convergence", "lambda_flip_rate", "agreement", "kappa", "abstain_rate",
@@ -27,7 +28,8 @@ func TestRegistryKeepsNames(t *testing.T) {
 		t.Errorf("MetricNames([1 3]) =\n%v\nwant\n%v", got, want)
 	}
 	kinds := map[string]Kind{"anchor_proximity": Distance, "kappa": Kappa}
-	for _, name := range []string{"mean_precision_at_1", "mean_recall_at_1", "mean_precision_at_3", "mean_recall_at_3"} {
+	for _, name := range []string{"mean_precision_at_1", "mean_recall_at_1", "mean_precision_at_3", "mean_recall_at_3",
+		"ndcg_at_1", "map_at_1", "ndcg_at_3", "map_at_3", "mrr", "r_precision"} {
 		kinds[name] = Mean
 	}
 	for _, name := range []string{"delta_s_median", "delta_s_p90", "delta_s_retrieved_median", "delta_s_retrieved_p90"} {
@@ -90,8 +92,8 @@ func TestRegistryRows(t *testing.T) {
 				t.Errorf("%s: numerator and denominator are both %d", m.Pattern(), m.num)
 			}
 		case Mean:
-			if m.sum == 0 || m.Over != PerK {
-				t.Errorf("%s: a mean needs per-k sums", m.Pattern())
+			if m.sum == 0 || m.Over == PerTriageLabel || sumRows[m.sum] == nil || sumRows[m.sum].Name != m.Name {
+				t.Errorf("%s: a mean needs a sum block of its own, per k or once", m.Pattern())
 			}
 		case Distance:
 			if m.num != cAnchorSum {
@@ -109,7 +111,7 @@ func TestRegistryRows(t *testing.T) {
 			t.Errorf("%s: kind %d", m.Pattern(), m.Kind)
 		}
 		for _, c := range []Counter{m.num, m.den} {
-			if c == cRecallStrict && m.Over != PerK || c == cTriageLabel && m.Over != PerTriageLabel {
+			if (c == cRecallStrict || c == cHitAtK) && m.Over != PerK || c == cTriageLabel && m.Over != PerTriageLabel {
 				t.Errorf("%s: counter block %d on a row over %d", m.Pattern(), c, m.Over)
 			}
 		}
@@ -224,8 +226,8 @@ func TestEventCountsMatchWindow(t *testing.T) {
 		}
 	}
 	want := []string{
-		"precision", "chr", "under_refusal", "over_refusal", "recall_at_1", "recall_at_3", "recall_at_5", "recall_at_10",
-		"coverage", "citation_accuracy", "triage_ok", "triage_retrieval_drift", "triage_generation_drift", "triage_refusal_ok", "triage_refusal_suspect",
+		"precision", "chr", "under_refusal", "over_refusal", "recall_at_1", "hit_at_1", "recall_at_3", "hit_at_3",
+		"recall_at_5", "hit_at_5", "recall_at_10", "hit_at_10", "coverage", "citation_accuracy", "triage_ok", "triage_retrieval_drift", "triage_generation_drift", "triage_refusal_ok", "triage_refusal_suspect",
 	}
 	if !slices.Equal(names, want) {
 		t.Errorf("per-event proportions %v, want %v", names, want)
@@ -244,6 +246,8 @@ func TestEventIncsMatchCountEvent(t *testing.T) {
 			if i == 0 { // every counter at once
 				o.HasAnswer, o.Answerable, o.Shipped, o.Hit, o.Contained = true, true, true, true, true
 				o.HasRetrieval, o.HasRecallAtK, o.RecallStrict = true, true, 1<<nk-1
+				setRanking(rng, nk, &o)
+				o.HitAtK = 1<<nk - 1
 				o.CoverageEligible, o.Covered = true, true
 				setCitationAccuracy(&o, true, true)
 				o.HasAnchorDistance, o.Triage = true, 0

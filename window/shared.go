@@ -82,7 +82,7 @@ func (sh *Shared) AddAllAccepted(o *Observation, ns int64) {
 	var hash uint64
 	r := sh.rowFor(o.QIDKey, o.QID, &hash)
 	var vi visitIncs
-	e := matchEvent{set: o.eventCounters(), recall: o.RecallStrict, triage: int8(o.Triage)}
+	e := matchEvent{set: o.eventCounters(), recall: o.RecallStrict, hit: o.HitAtK, triage: int8(o.Triage)}
 	if cited {
 		e.cited = 1 + citedBin(o.DeltaSCited)
 	}
@@ -174,7 +174,7 @@ func (sh *Shared) Add(p *Prepared) {
 
 // visit works out what p changes in its visit's sums, into p.
 func (sh *Shared) visit(p *Prepared) {
-	e := matchEvent{set: p.set, recall: p.recall, triage: p.triage}
+	e := matchEvent{set: p.set, recall: p.recall, hit: p.hit, triage: p.triage}
 	if p.cited {
 		e.cited = 1 + citedBin(p.citedVal)
 	}

@@ -2,6 +2,7 @@ package window
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -78,9 +79,13 @@ func newCumulativeLayout(nk int) layout {
 	return l
 }
 
+// maxPairedCells bounds the paired series and the ΔS-cited values: the
+// per-k series at 32 cut-offs, 8 once and 8 per triage label at most.
+const maxPairedCells = 8 + 2*32 + 8 + 1
+
 // maxVisitIncs bounds the visit sums one event changes: every paired
-// series at 32 cut-offs, and the ΔS-cited values.
-const maxVisitIncs = visitSums * (8 + 32 + 8 + 1)
+// series, and the ΔS-cited values.
+const maxVisitIncs = visitSums * maxPairedCells
 
 // visitIncs are the changes one event makes to the visit sums.
 type visitIncs struct {
@@ -134,7 +139,7 @@ func (vs *visits) step(l *layout, r int32, ns int64, e *matchEvent, out *visitIn
 		vs.span[r] = span
 	case span < vs.span[r]:
 		// Late for its span: a visit of its own, the row untouched.
-		var single [2 * (8 + 32 + 8 + 1)]uint16
+		var single [2 * maxPairedCells]uint16
 		row = single[:stride]
 	}
 	for i := range vs.cells {
@@ -188,8 +193,12 @@ func (in *visitIncs) apply(cnt []int64) {
 
 // VisitVariance is the variance of the estimate of per-event proportion s
 // taking visits as clusters, Σ (N_v − p·D_v)² / (Σ D_v)² with p = ΣN/ΣD;
-// ok is false when s is not such a proportion or has no sample.
+// ok is false when s is not such a proportion or has no sample. Of a mean
+// that VisitClustered, it is a bound of that variance (meanVisitVariance).
 func (cu *Cumulative) VisitVariance(s Series) (v float64, ok bool) {
+	if s.Kind == Mean {
+		return cu.meanVisitVariance(s)
+	}
 	if !s.Row.PerEvent() {
 		return 0, false
 	}
@@ -208,7 +217,7 @@ func (cu *Cumulative) VisitVariance(s Series) (v float64, ok bool) {
 	cnt := cu.c.cnt
 	idx := func(c Counter) int {
 		switch c {
-		case cRecallStrict, cTriageLabel:
+		case cRecallStrict, cTriageLabel, cHitAtK:
 			return cu.l.index(c, s.index)
 		}
 		return int(c)
@@ -221,4 +230,49 @@ func (cu *Cumulative) VisitVariance(s Series) (v float64, ok bool) {
 	p := num / den
 	sq := float64(cnt[base+visitNumSq]) - 2*p*float64(cnt[base+visitNumDen]) + p*p*float64(cnt[base+visitDenSq])
 	return max(sq, 0) / (den * den), true
+}
+
+// visitDenSeries is the index in PairedSeries of a per-event proportion
+// whose denominator is den, whose visit sums therefore hold Σ D_v² of the
+// events counted in den; -1 when there is none.
+func visitDenSeries(ks []int, den Counter) int {
+	for i, ps := range PairedSeries(ks) {
+		if ps.Row.den == den {
+			return i
+		}
+	}
+	return -1
+}
+
+// VisitClustered says whether the analyses can bound the variance of mean
+// s taking visits as clusters: its denominator is a per-event
+// proportion's, whose visit sums count its events by visit.
+func VisitClustered(s Series) bool {
+	return s.Kind == Mean && visitDenSeries([]int{1}, s.Row.den) >= 0
+}
+
+// meanVisitVariance bounds the variance of the estimate of mean s, whose
+// values are in [0, 1], taking visits as clusters: μ(1 − μ) · Σ D_v² /
+// (Σ D_v)². A value's variance is at most μ(1 − μ), and a visit's D_v
+// values move together at worst (all equal: a question's repeated runs
+// against one index retrieve alike), which multiplies the variance of
+// their sum by D_v; Σ D_v² comes from the visit sums of a per-event
+// proportion of the same denominator (VisitClustered).
+func (cu *Cumulative) meanVisitVariance(s Series) (v float64, ok bool) {
+	i := visitDenSeries(cu.ks, s.Row.den)
+	ki := 0
+	if s.Row.Over == PerK {
+		ki = slices.Index(cu.ks, s.K)
+	}
+	if i < 0 || ki < 0 {
+		return 0, false
+	}
+	cu.fold()
+	n := float64(cu.c.cnt[s.Row.den])
+	if n == 0 {
+		return 0, false
+	}
+	mu := min(max(cu.c.sums[cu.l.sumIndex(s.Row.sum, ki)].float()/n, 0), 1)
+	sq := max(float64(cu.c.cnt[cu.l.visits+visitSums*i+visitDenSq]), n)
+	return mu * (1 - mu) * sq / (n * n), true
 }

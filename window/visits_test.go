@@ -137,3 +137,46 @@ func TestVisitSums(t *testing.T) {
 		t.Error("a quantile has a visit variance")
 	}
 }
+
+// A ranking mean's variance is bounded by μ(1 − μ) times the design
+// effect of its visits: μ(1 − μ)·Σ D_v² / (Σ D_v)², D_v a visit's ranked
+// events. Runs of one question in one visit count as one cluster of
+// their number; one run a visit gives the Bernoulli bound μ(1 − μ)/n.
+func TestMeanVisitVariance(t *testing.T) {
+	ks := DefaultKs
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	mrr, _ := Lookup("mrr")
+	ndcg, _ := Lookup("ndcg_at_10")
+	if !VisitClustered(mrr) || !VisitClustered(ndcg) {
+		t.Fatal("the ranking means are not VisitClustered")
+	}
+	if p, _ := Lookup("mean_precision_at_5"); VisitClustered(p) {
+		t.Error("mean_precision_at_5 is VisitClustered, but no per-event proportion counts its events by visit")
+	}
+	for _, perVisit := range []int{1, 4} {
+		cu := NewCumulative(ks, 3)
+		sum, n := 0.0, 0
+		for i := range 40 {
+			q := i / perVisit
+			v := float64(q%5) / 4
+			o := Observation{QID: "q" + strconv.Itoa(q), QIDKey: uint32(q + 1), Time: t0.Add(time.Duration(i) * time.Millisecond),
+				HasRetrieval: true, PrecisionAtK: make([]float64, len(ks)), Triage: -1, Means: make([]float64, MeansLen(len(ks)))}
+			o.Counters.Set(CountRanked)
+			o.Means[MeanIndex(SumRR, 0, len(ks))] = v
+			if err := cu.Add(&o); err != nil {
+				t.Fatal(err)
+			}
+			sum += v
+			n++
+		}
+		mu := sum / float64(n)
+		want := mu * (1 - mu) * float64(n/perVisit*perVisit*perVisit) / float64(n*n)
+		got, ok := cu.VisitVariance(mrr)
+		if !ok || math.Abs(got-want) > 1e-15 {
+			t.Errorf("%d runs a visit: variance %v, %v; want %v", perVisit, got, ok, want)
+		}
+		if _, ok := cu.VisitVariance(Series{Name: "ndcg_at_7", Kind: Mean, Row: ndcg.Row, K: 7, index: -1}); ok {
+			t.Error("a variance at a k the accumulator does not keep")
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shadoweval/shadoweval/internal/cmdutil"
 	"github.com/shadoweval/shadoweval/offline/eval"
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
 )
@@ -16,13 +17,14 @@ const exitInconclusive = 3
 func runEval(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("eval", stderr)
 	var opt eval.Options
-	var ks, format, configPath string
+	var ks, format, configPath, perQuestion string
 	fs.StringVar(&opt.Gold, "gold", "", "gold JSONL file (required)")
 	fs.StringVar(&opt.Trace, "trace", "", "trace JSONL file of the candidate (required)")
 	fs.StringVar(&opt.Baseline, "baseline", "", "trace JSONL file of the baseline (the live index): adds deltas and the canary analysis")
 	fs.StringVar(&ks, "k", "", "cut-offs k, comma-separated (default: the configuration's k, 1,3,5,10)")
 	fs.StringVar(&format, "format", "json", "output format: json or table (Markdown)")
 	fs.StringVar(&configPath, "config", "", "sidecar configuration whose k, citation_offset_tolerance, lambda, limits and analysis apply")
+	fs.StringVar(&perQuestion, "per-question", "", "write each question's ranking metrics to this file, a JSON line per question and file (with --baseline: the differences, largest regression first)")
 	fs.StringVar(&opt.Quantiles, "quantiles", eval.QuantilesExact, "ΔS quantiles: exact, or sketch (as the live windows, memory bounded)")
 	if code, ok := parseGoldTrace(fs, args, &opt.Gold, &opt.Trace, stdout, stderr); !ok {
 		return code
@@ -47,6 +49,7 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	opt.Config = cfg
+	opt.PerQuestion = perQuestion != ""
 	if isTerminal(stderr) {
 		opt.Progress = func(done, total int64) {
 			unit, shift := "MiB", 20
@@ -75,6 +78,16 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	} else if out, err = rep.JSON(); err != nil {
 		fmt.Fprintf(stderr, "shadoweval eval: %v\n", err)
 		return exitBadInput
+	}
+	if perQuestion != "" {
+		lines, err := rep.PerQuestionJSONL()
+		if err == nil {
+			err = cmdutil.WriteFile(perQuestion, func(w io.Writer) error { _, err := w.Write(lines); return err })
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "shadoweval eval: --per-question: %v\n", err)
+			return exitBadInput
+		}
 	}
 	if _, err := stdout.Write(out); err != nil {
 		fmt.Fprintf(stderr, "shadoweval eval: %v\n", err)

@@ -150,6 +150,7 @@ func TestEvalGate(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	perQuestion := filepath.Join(t.TempDir(), "questions.jsonl")
 	cases := []struct {
 		name    string
 		args    []string
@@ -182,6 +183,31 @@ func TestEvalGate(t *testing.T) {
 					if !strings.Contains(stdout, want) {
 						t.Errorf("table lacks %q:\n%s", want, stdout)
 					}
+				}
+			}},
+		{name: "per question", args: evalArgs(f.worse, f.baseline, "--per-question", perQuestion, "--format", "table"), exit: exitFailed,
+			check: func(t *testing.T, _ evalJSON, stdout, _ string) {
+				if !strings.Contains(stdout, "Largest ranking regressions by question") {
+					t.Errorf("table lacks the regressions:\n%s", stdout)
+				}
+				b, err := os.ReadFile(perQuestion)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var first struct {
+					Arm    string  `json:"arm"`
+					Change float64 `json:"change"`
+					Worst  string  `json:"worst"`
+				}
+				line, _, _ := bytes.Cut(b, []byte("\n"))
+				if err := json.Unmarshal(line, &first); err != nil || first.Arm != "candidate" || !(first.Change < 0) || first.Worst == "" {
+					t.Errorf("first line %s (%v): want the candidate's largest regression", line, err)
+				}
+			}},
+		{name: "per question, unwritable", args: evalArgs(f.same, f.baseline, "--per-question", filepath.Join(t.TempDir(), "no", "such", "dir")), exit: exitBadInput,
+			check: func(t *testing.T, _ evalJSON, stdout, stderr string) {
+				if !strings.Contains(stderr, "--per-question") || stdout != "" {
+					t.Errorf("stderr %q, stdout %d bytes", stderr, len(stdout))
 				}
 			}},
 		{name: "too small to decide", args: evalArgs(f.small, f.small), exit: exitInconclusive, verdict: "inconclusive"},

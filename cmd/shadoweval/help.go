@@ -44,9 +44,11 @@ fails, 2 on bad input.`,
 		about: `The seed 001 report: every window metric of a trace file, overall and per
 content type, as the live windows compute them, and bad_qids. With
 --baseline, the deltas and the canary analysis of the candidate against the
-baseline file. Exit: 0 pass (or no baseline), 1 fail, 3 inconclusive, 2 bad
-input.`,
+baseline file. --per-question writes each question's ranking metrics
+(trec_eval's -q), with --baseline their differences, largest regression
+first. Exit: 0 pass (or no baseline), 1 fail, 3 inconclusive, 2 bad input.`,
 		examples: `  shadoweval eval --gold gold.jsonl --trace candidate.jsonl
+  shadoweval eval --gold gold.jsonl --trace candidate.jsonl --baseline live.jsonl --per-question questions.jsonl
   shadoweval eval --gold gold.jsonl --trace candidate.jsonl --baseline live.jsonl --format table > eval.md
   shadoweval eval --gold gold.jsonl --trace candidate.jsonl --baseline live.jsonl --config shadoweval.yaml`,
 	},

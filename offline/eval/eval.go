@@ -72,6 +72,10 @@ type Options struct {
 	Config *config.Config
 	// Quantiles is QuantilesExact ("" too) or QuantilesSketch.
 	Quantiles string
+	// PerQuestion keeps each question's ranking metrics per file
+	// (Report.PerQuestion); a baseline keeps them too, for the table's
+	// largest regressions.
+	PerQuestion bool
 	// Progress, when set, is called from time to time, and once at the
 	// end, with the bytes of the trace files read so far and their total.
 	Progress func(done, total int64)
@@ -139,6 +143,9 @@ type file struct {
 	// questions are its counts per gold question, for the paired
 	// comparison with a baseline (nil without one).
 	questions *questionCounts
+	// ranks are its ranking metrics per gold question (nil unless
+	// Options.PerQuestion or a baseline asks for them).
+	ranks *questionRanks
 }
 
 // runner is one evaluation.
@@ -178,7 +185,7 @@ type worker struct {
 // line.
 type chunk struct {
 	events [chunkEvents]event
-	fl     [chunkEvents * 16]float64
+	fl     [chunkEvents * 32]float64
 	ne, nf int
 	taken  int // events the aggregation is done with (its goroutine only)
 }
@@ -308,6 +315,9 @@ func newRunner(opt Options) (*runner, error) {
 	}
 	for _, f := range r.files {
 		f.qids = make([]uint8, len(r.gold.items))
+		if opt.PerQuestion || opt.Baseline != "" {
+			f.ranks = newQuestionRanks(r.ks, len(r.gold.items))
+		}
 	}
 	if opt.Baseline != "" {
 		r.checks, r.alpha = checkSet, cfg.Analysis.Alpha
@@ -525,6 +535,7 @@ func (r *runner) decoder(arm string) func(line []byte) (*event, error) {
 		o := &ev.obs
 		o.PrecisionAtK = c.floats(nk)
 		o.RecallAtK = c.floats(nk)
+		o.Means = c.floats(window.MeansLen(nk))
 		o.DeltaSRetrieved = c.floats(max(len(e.DeltaS), len(e.TopK), len(e.RetrievedIDs)))
 		// A trace line carries both halves: an absent answer_json is the
 		// shipped empty answer, as on the sidecar's trace subject.
@@ -564,6 +575,9 @@ func (r *runner) add(f *file, ev *event) error {
 	f.scored++
 	if f.questions != nil {
 		f.questions.add(ev.gold, o)
+	}
+	if f.ranks != nil {
+		f.ranks.add(ev.gold, o)
 	}
 	ti := f.typeIndex(o.Type, r.maxTypes)
 	f.typeScored[ti]++

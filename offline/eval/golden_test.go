@@ -30,26 +30,35 @@ func seedOptions(baseline bool) Options {
 
 func TestGoldenSeed001(t *testing.T) {
 	cases := []struct {
-		want     string
-		baseline bool
-		table    bool
+		want        string
+		baseline    bool
+		table       bool
+		perQuestion bool
 	}{
-		{"want.json", false, false},
-		{"want.md", false, true},
-		{"want-baseline.json", true, false},
-		{"want-baseline.md", true, true},
+		{"want.json", false, false, false},
+		{"want.md", false, true, false},
+		{"want-baseline.json", true, false, false},
+		{"want-baseline.md", true, true, false},
+		{"want-per-question.jsonl", false, false, true},
+		{"want-baseline-per-question.jsonl", true, false, true},
 	}
 	for _, c := range cases {
 		t.Run(c.want, func(t *testing.T) {
-			rep, err := Run(seedOptions(c.baseline))
+			opt := seedOptions(c.baseline)
+			opt.PerQuestion = c.perQuestion
+			rep, err := Run(opt)
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := rep.Table()
-			if !c.table {
-				if got, err = rep.JSON(); err != nil {
-					t.Fatal(err)
-				}
+			switch {
+			case c.perQuestion:
+				got, err = rep.PerQuestionJSONL()
+			case !c.table:
+				got, err = rep.JSON()
+			}
+			if err != nil {
+				t.Fatal(err)
 			}
 			path := filepath.Join(seedDir, c.want)
 			if *update {

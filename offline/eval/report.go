@@ -20,6 +20,9 @@ type Report struct {
 	Candidate FileReport
 	Baseline  *FileReport     // nil without a baseline
 	Analysis  *AnalysisReport // nil without a baseline
+	// PerQuestion are the questions' ranking metrics per file
+	// (Options.PerQuestion, or a baseline), in the order of perQuestion.
+	PerQuestion []QuestionLine
 }
 
 // FileReport is what one trace file gave.
@@ -142,6 +145,7 @@ func (r *runner) report() *Report {
 			rep.Baseline = &fr
 		}
 	}
+	rep.PerQuestion = r.perQuestion()
 	if rep.Baseline != nil {
 		c, b := r.files[0], r.files[1]
 		candM, baseM := r.metrics(c), r.metrics(b)

@@ -128,6 +128,10 @@ func (r *Report) Table() []byte {
 		b.WriteString("\n")
 	}
 
+	if r.Baseline != nil && r.PerQuestion != nil {
+		regressionsTable(&b, r.Regressions(maxTableQIDs))
+	}
+
 	for _, f := range r.files() {
 		bad := f.Overall.BadQIDs
 		what := "Bad qids"
@@ -214,4 +218,20 @@ func plusMinus(v float64) string {
 		return "+" + s
 	}
 	return s
+}
+
+// regressionsTable lists the questions whose ranking dropped the most:
+// each one's largest drop, and its nDCG and reciprocal rank in both files.
+func regressionsTable(b *bytes.Buffer, ls []QuestionLine) {
+	if len(ls) == 0 {
+		b.WriteString("Largest ranking regressions by question: none.\n\n")
+		return
+	}
+	fmt.Fprintf(b, "Largest ranking regressions by question (the %d largest drops of a ranking metric, `--per-question` lists every question):\n\n", len(ls))
+	row(b, []string{"qid", "largest drop", "metric", "runs"})
+	row(b, []string{"---", "---:", "---", "---:"})
+	for _, l := range ls {
+		row(b, []string{code(l.QID), signed(l.Change), l.Worst, strconv.FormatInt(l.Runs, 10)})
+	}
+	b.WriteString("\n")
 }

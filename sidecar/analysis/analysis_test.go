@@ -3,6 +3,7 @@ package analysis
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -533,5 +534,71 @@ func TestCheckPointJSON(t *testing.T) {
 	var old CheckPoint
 	if err := json.Unmarshal([]byte(`{"Estimate":-0.01,"Lo":-0.03,"Hi":0.02,"Valid":true,"Verdict":"inconclusive"}`), &old); err != nil || old != cp {
 		t.Errorf("capitalised CheckPoint read as %+v, %v; want %+v", old, err, cp)
+	}
+}
+
+// Comparison checks of the ranking means: equal rankings pass, a ranking
+// 0.1 worse fails, and a question's runs retrieving alike within a visit
+// widen the interval (the variance takes visits as clusters).
+func TestRankingComparison(t *testing.T) {
+	ks := []int{1, 3, 5, 10}
+	sets := map[string][]config.AnalysisCheck{"rank": {
+		{Name: "ndcg_at_10", Metric: "ndcg_at_10", Tolerance: 0.05, MinSamples: 100},
+		{Name: "mrr", Metric: "mrr", Tolerance: 0.05, MinSamples: 100},
+	}}
+	// feedRanked adds n ranked events of each arm, the two arms' events
+	// in turn: question i%400 (its nDCG and RR a value of its own, the
+	// canary's less shift), runs events in a row of one question at once
+	// (one visit), half a second between visits.
+	feedRanked := func(t *testing.T, m *Manager, n, runs int, shift float64) {
+		for i := range n {
+			q := (i / runs) % 400
+			for _, arm := range []string{"canary", "live"} {
+				v := float64(q%10)/10 + 0.05
+				if arm == "canary" {
+					v = max(0, v-shift)
+				}
+				o := window.Observation{Arm: arm, QID: fmt.Sprintf("q%d", q), Time: t0.Add(time.Duration(i/runs) * time.Second / 2),
+					HasRetrieval: true, PrecisionAtK: make([]float64, len(ks)), Triage: -1, Means: make([]float64, window.MeansLen(len(ks)))}
+				o.Counters.Set(window.CountRanked)
+				o.Means[window.MeanIndex(window.SumNDCGAtK, 3, len(ks))] = v
+				o.Means[window.MeanIndex(window.SumRR, 0, len(ks))] = v
+				if err := m.Observe(&o, o.Time); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	run := func(t *testing.T, runs int, shift float64) Result {
+		cfg := config.Default().Analysis
+		cfg.Checks = sets
+		m := NewManager(Options{Config: cfg, Ks: ks, MinRuns: 3})
+		if _, _, err := m.Start(StartRequest{ID: "a", Checks: "rank"}, t0); err != nil {
+			t.Fatal(err)
+		}
+		feedRanked(t, m, 8000, runs, shift)
+		an, _ := m.Get("a")
+		return an.Result()
+	}
+	if r := run(t, 1, 0); r.Verdict != Pass {
+		t.Errorf("equal rankings: %s (%s), want pass", r.Verdict, r.Reason)
+	}
+	r := run(t, 1, 0.1)
+	for _, name := range []string{"ndcg_at_10", "mrr"} {
+		if c := checkOf(t, r, name); c.Verdict != Fail {
+			t.Errorf("ranking 0.1 worse: %s %s (%s), want fail", name, c.Verdict, c.Reason)
+		}
+	}
+	width := func(r Result) float64 {
+		c := checkOf(t, r, "ndcg_at_10")
+		if c.Interval == nil {
+			t.Fatalf("no interval: %+v", c)
+		}
+		return c.Interval[1] - c.Interval[0]
+	}
+	one, four := width(run(t, 1, 0)), width(run(t, 4, 0))
+	t.Logf("interval widths: %.4f with 1 run a visit, %.4f with 4", one, four)
+	if !(four > 1.5*one) {
+		t.Errorf("interval %v with 4 alike runs a visit, %v with 1: the visits do not count", four, one)
 	}
 }

@@ -31,7 +31,8 @@ func (comparison) waiting(s Samples) string {
 }
 
 // bounds: proportions with a sequence for a difference of two Bernoulli
-// streams; the cited-ΔS quantiles with each arm's order-statistic bounds
+// streams, and the ranking means (values in [0, 1]) with the same one,
+// which their variance, at most the Bernoulli one, makes conservative; the cited-ΔS quantiles with each arm's order-statistic bounds
 // at half the level, the candidate's lower bound minus the baseline's
 // upper bound and so on, so that each side of the difference holds at
 // level; κ with Cohen's large-sample variance of each arm. A metric that
@@ -78,8 +79,10 @@ func (comparison) bounds(c config.AnalysisCheck, a *arms, lv confseq.Levels, r *
 		d = kc - kb
 		iv = confseq.Interval{Lo: max(-2, d-confseq.Diff(bLo, vc+vb)), Hi: min(2, d+confseq.Diff(bHi, vc+vb))}
 	} else {
-		// proportions: config admits no other kind. A per-event one's
-		// events come in visits of a question, whose variance counts.
+		// proportions, and means of values in [0, 1] (config admits no
+		// other kind), whose variance the Bernoulli one of their mean
+		// bounds. A per-event one's events come in visits of a question,
+		// whose variance counts (a mean's: VisitVariance's bound).
 		vc, vb := a.candM[c.Metric], a.baseM[c.Metric]
 		var cc, cb float64
 		if s, ok := window.Lookup(c.Metric); ok {

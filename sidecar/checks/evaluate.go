@@ -55,6 +55,7 @@ func Evaluate(e *wire.TraceEvent, item *Gold, hasAnswer bool, opt Options, o *wi
 		HasRetrieval:    true,
 		PrecisionAtK:    o.PrecisionAtK[:0],
 		RecallAtK:       o.RecallAtK[:0],
+		Means:           o.Means[:0],
 		DeltaSRetrieved: o.DeltaSRetrieved[:0],
 		Triage:          -1,
 	}

@@ -64,8 +64,9 @@ func rankedIDs(e *wire.TraceEvent) []string {
 }
 
 // retrievalPerK fills RecallStrict, PrecisionAtK and RecallAtK of o k by
-// k, with the functions of those names: what retrievalAtKs stands in for,
-// on lists of any length.
+// k, with the functions of those names, and the ranking metrics
+// (rankingPlain): what retrievalAtKs stands in for, on lists of any
+// length.
 func retrievalPerK(gold, ids []string, ks []int, o *window.Observation) {
 	for i, k := range ks {
 		if RecallStrict(gold, ids, k) {
@@ -77,10 +78,11 @@ func retrievalPerK(gold, ids []string, ks []int, o *window.Observation) {
 			o.HasRecallAtK = true
 		}
 	}
+	rankingPlain(gold, ids, ks, o)
 }
 
-// retrievalAtKs fills RecallStrict, PrecisionAtK and RecallAtK of o for
-// every k at once, with the counts RecallStrict, PrecisionAtK and
+// retrievalAtKs fills RecallStrict, PrecisionAtK, RecallAtK and the
+// ranking metrics of o for every k at once, with the counts RecallStrict, PrecisionAtK and
 // RecallAtK would make k by k: for each rank, whether its id is the first
 // of its kind and whether it is a gold id. It handles lists of up to 64
 // ranked and smallSet gold ids and says false otherwise.
@@ -159,6 +161,7 @@ func retrievalAtKs(gold, ids []string, ks []int, o *window.Observation) bool {
 			o.HasRecallAtK = true
 		}
 	}
+	rankingOfMasks(first, hit, distinctGold, ks, o)
 	return true
 }
 

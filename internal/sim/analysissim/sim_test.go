@@ -542,3 +542,86 @@ func runScenarios(t *testing.T, n, healthyRuns, badRuns int, bad func(i int) boo
 	t.Logf("total %s wall, %s CPU", time.Since(wall0).Round(time.Second), (cpuTime() - cpu0).Round(time.Second))
 	return results
 }
+
+// TestRealisticRankingChecks: comparison checks of the ranking metrics,
+// which no shipped set names, each alone. On the identical canary at
+// tolerance 0 (true difference 0), neither side of any of them misses 0
+// in more than α of the runs, although a question's repeated runs
+// retrieve alike (the means' variance takes visits as clusters); on an
+// index whose retrieval is 10 points worse, each fails. The full run,
+//
+//	SHADOWEVAL_SIM=1 go test -run 'TestRealisticRankingChecks$' -v -timeout 60m ./internal/sim/analysissim
+//
+// runs 400 identical canaries.
+func TestRealisticRankingChecks(t *testing.T) {
+	runs, bad := 8, 4
+	switch {
+	case os.Getenv("SHADOWEVAL_SIM") != "":
+		runs, bad = 400, 40
+	case raceEnabled || testing.Short():
+		t.Skip("a simulation: slow under the race detector")
+	}
+	const alpha = 0.05
+	// hit_at_5: a worse retrieval of the testbed puts the gold ids 6th.
+	metrics := []string{"ndcg_at_10", "map_at_10", "hit_at_5", "mrr", "r_precision"}
+	judges := func(tolerance float64) []Judge {
+		var js []Judge
+		for _, m := range metrics {
+			cfg := config.Default()
+			cfg.Analysis.Alpha = alpha
+			cfg.Analysis.Checks[config.CanaryCheckSet] = []config.AnalysisCheck{{Name: m, Metric: m, Tolerance: tolerance, MinSamples: 100}}
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			js = append(js, AnalysisJudge(m, cfg))
+		}
+		return js
+	}
+	sc := RealScenarios()[0]
+	sc.Horizon = 30 * time.Minute
+	res, err := RunReal(runs, 11, DefaultRealTraffic, sc, judges(0), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := alpha + 3*math.Sqrt(alpha*(1-alpha)/float64(runs))
+	var b strings.Builder
+	b.WriteString("| check | failing side missed (ever failed) | passing side missed (ever passed) |\n|---|---:|---:|\n")
+	for i, name := range metrics {
+		var fails, passes int
+		for _, o := range res.Runs[i] {
+			if o.FailAt >= 0 {
+				fails++
+			}
+			if o.PassAt >= 0 {
+				passes++
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %d of %d | %d of %d |\n", name, fails, runs, passes, runs)
+		for what, k := range map[string]int{"failing": fails, "passing": passes} {
+			if rate := float64(k) / float64(runs); rate > limit {
+				t.Errorf("%s: the %s side missed the true difference 0 in %d of %d runs (%.3f > %.3f)", name, what, k, runs, rate, limit)
+			}
+		}
+	}
+	t.Logf("identical canary, each ranking check alone at tolerance 0, α = %g, %d runs of %s:\n%s", alpha, runs, sc.Horizon, b.String())
+
+	var worse RealScenario
+	for _, s := range RealScenarios() {
+		if s.Name == "precision −10 pts" {
+			worse = s
+		}
+	}
+	res, err = RunReal(bad, 13, DefaultRealTraffic, worse, judges(0.02), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range metrics {
+		for r, o := range res.Runs[i] {
+			if o.First != Fail {
+				t.Errorf("%s, retrieval 10 points worse, run %d: first verdict %q at %v, want fail", name, r, o.First, o.FirstAt)
+			} else if r == 0 {
+				t.Logf("%s, retrieval 10 points worse: fails after %v (%d canary events)", name, o.FirstAt, o.FailEvents)
+			}
+		}
+	}
+}
