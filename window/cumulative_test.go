@@ -284,19 +284,7 @@ func TestCumulativeGroupsAcrossNumberings(t *testing.T) {
 // does not keep is refused rather than dropped.
 func TestCheckpointCountsByName(t *testing.T) {
 	ks := []int{1, 3, 5, 10}
-	cu := NewCumulative(ks, 3)
-	rng := rand.New(rand.NewPCG(7, 8))
-	var o Observation
-	for range 500 {
-		randomObservation(rng, len(ks), &o)
-		if err := cu.Add(&o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	data, err := json.Marshal(cu)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cu, data := randomCheckpoint(t, ks, 7)
 	want := cu.c.cnt
 	names := cu.l.countNames(ks)
 	seen := map[string]bool{}
@@ -317,19 +305,7 @@ func TestCheckpointCountsByName(t *testing.T) {
 	}
 
 	// edit changes the checkpoint's counts and names, then restores it.
-	restore := func(edit func(s map[string]any)) (*Cumulative, error) {
-		var s map[string]any
-		if err := json.Unmarshal(data, &s); err != nil {
-			t.Fatal(err)
-		}
-		edit(s)
-		b, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := NewCumulative(ks, 3)
-		return got, json.Unmarshal(b, got)
-	}
+	restore := func(edit func(s map[string]any)) (*Cumulative, error) { return restoreEdited(t, ks, data, edit) }
 	pairs := func(s map[string]any) ([]any, []any) { return s["count_names"].([]any), s["counts"].([]any) }
 
 	got, err := restore(func(map[string]any) {})
@@ -409,14 +385,12 @@ func setCitationAccuracy(o *Observation, eligible, accurate bool) {
 	}
 }
 
-// A checkpoint keeps its sums by name as well: one written before the
-// ranking metrics (the P@k and R@k sums alone, unnamed) restores them
-// with the ranking sums at 0, reordered names restore the same sums, and
-// a sum this build does not keep is refused.
-func TestCheckpointSumsByName(t *testing.T) {
-	ks := []int{1, 3, 5, 10}
+// randomCheckpoint is a Cumulative of 500 random observations (seeded by
+// seed) and its checkpoint.
+func randomCheckpoint(t *testing.T, ks []int, seed uint64) (*Cumulative, []byte) {
+	t.Helper()
 	cu := NewCumulative(ks, 3)
-	rng := rand.New(rand.NewPCG(9, 10))
+	rng := rand.New(rand.NewPCG(seed, seed+1))
 	var o Observation
 	for range 500 {
 		randomObservation(rng, len(ks), &o)
@@ -428,6 +402,36 @@ func TestCheckpointSumsByName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cu, data
+}
+
+// restoreEdited restores a Cumulative of the cut-offs ks from checkpoint
+// data after edit changed its JSON object, numbers kept as written (the
+// sums are 64-bit words).
+func restoreEdited(t *testing.T, ks []int, data []byte, edit func(s map[string]any)) (*Cumulative, error) {
+	t.Helper()
+	var s map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&s); err != nil {
+		t.Fatal(err)
+	}
+	edit(s)
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := NewCumulative(ks, 3)
+	return got, json.Unmarshal(b, got)
+}
+
+// A checkpoint keeps its sums by name as well: one written before the
+// ranking metrics (the P@k and R@k sums alone, unnamed) restores them
+// with the ranking sums at 0, reordered names restore the same sums, and
+// a sum this build does not keep is refused.
+func TestCheckpointSumsByName(t *testing.T) {
+	ks := []int{1, 3, 5, 10}
+	cu, data := randomCheckpoint(t, ks, 9)
 	want := slices.Clone(cu.c.sums)
 	names := cu.l.sumNames(ks)
 	if len(names) != len(want) || names[0] != "mean_precision_at_1" || names[len(names)-1] != "r_precision" {
@@ -438,21 +442,7 @@ func TestCheckpointSumsByName(t *testing.T) {
 			t.Fatalf("the test needs every sum non-zero: %s is 0", names[i])
 		}
 	}
-	restore := func(edit func(s map[string]any)) (*Cumulative, error) {
-		var s map[string]any
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.UseNumber() // the sums are 64-bit words
-		if err := dec.Decode(&s); err != nil {
-			t.Fatal(err)
-		}
-		edit(s)
-		b, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := NewCumulative(ks, 3)
-		return got, json.Unmarshal(b, got)
-	}
+	restore := func(edit func(s map[string]any)) (*Cumulative, error) { return restoreEdited(t, ks, data, edit) }
 	got, err := restore(func(map[string]any) {})
 	if err != nil || !slices.Equal(got.c.sums, want) {
 		t.Fatalf("as written: %v, sums %v, want %v", err, got.c.sums, want)
