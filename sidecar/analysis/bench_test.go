@@ -84,7 +84,9 @@ func BenchmarkVerdictRead(b *testing.B) {
 				n++
 			}
 			slices.Sort(lat)
-			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+			for _, q := range []int{50, 95, 99} {
+				b.ReportMetric(float64(lat[len(lat)*q/100].Microseconds()), "p"+strconv.Itoa(q)+"-µs")
+			}
 		})
 	}
 }
