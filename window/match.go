@@ -180,36 +180,53 @@ type Matches struct {
 	JudgedByRequest, JudgedByQID int64
 	nk                           int
 	citedGen                     uint64 // CitedGeneration
-	// With logCited, the visits added to Cited one by one are listed in
-	// citedAdded until TakeCitedAdded, and citedBase changes on any other
+	// With logCited, the changes to Cited visit by visit are listed in
+	// citedLog until TakeCitedChanges, and citedBase changes on any other
 	// change of Cited.
-	logCited   bool
-	citedAdded []CitedVisit
-	citedBase  uint64
+	logCited  bool
+	citedLog  []CitedChange
+	citedBase uint64
 }
 
-// TakeCitedAdded returns the visits added to Cited one by one since the
-// last call (valid until m next changes), and a generation of every other
-// change to Cited: while it stays the same, Cited is what it was at the
-// last call plus those visits, so that a reader can keep what it unpacked
-// and add them. Only the counts of a Matched view list their additions.
-func (m *Matches) TakeCitedAdded() (added []CitedVisit, gen uint64) {
-	added = m.citedAdded
-	m.citedAdded = m.citedAdded[:0]
-	return added, m.citedBase
+// CitedChange is a change to Matches.Cited: N more visits like Visit (N < 0:
+// fewer).
+type CitedChange struct {
+	Visit CitedVisit
+	N     int64
 }
 
-// citedChanged records a change to Cited other than one visit added.
+// TakeCitedChanges returns the changes to Cited since the last call,
+// visit by visit (valid until m next changes), and a generation of the
+// changes not listed: while it stays the same, Cited is what it was at the
+// last call plus those changes, so that a reader can keep what it unpacked
+// and apply them. Only the counts of a Matched view list their changes.
+func (m *Matches) TakeCitedChanges() (changes []CitedChange, gen uint64) {
+	changes = m.citedLog
+	m.citedLog = m.citedLog[:0]
+	return changes, m.citedBase
+}
+
+// citedChanged records a change to Cited that is not listed.
 func (m *Matches) citedChanged() {
 	m.citedGen++
 	m.citedBase++
-	m.citedAdded = m.citedAdded[:0]
+	m.citedLog = m.citedLog[:0]
 }
 
-// CitedGeneration changes whenever Cited does: a reader may keep what it
-// worked out of Cited (the paired ΔS quantiles' unpacked visits) for as
-// long as it stays the same.
-func (m *Matches) CitedGeneration() uint64 { return m.citedGen }
+// addCited adds n visits like v to Cited, listing the change.
+func (m *Matches) addCited(v CitedVisit, n int64) {
+	if m.logCited {
+		m.citedGen++
+		m.citedLog = append(m.citedLog, CitedChange{Visit: v, N: n})
+	} else {
+		m.citedChanged()
+	}
+	if c := m.Cited[v] + n; c != 0 {
+		m.Cited[v] = c
+	} else {
+		delete(m.Cited, v)
+	}
+}
 
 // NewMatches returns empty counts for the cut-offs ks.
 func NewMatches(ks []int) *Matches {
@@ -231,15 +248,8 @@ func (m *Matches) Add(o *Matches, sign int64) {
 			}
 		}
 	}
-	if len(o.Cited) > 0 {
-		m.citedChanged()
-	}
 	for v, n := range o.Cited {
-		if c := m.Cited[v] + sign*n; c != 0 {
-			m.Cited[v] = c
-		} else {
-			delete(m.Cited, v)
-		}
+		m.addCited(v, sign*n)
 	}
 	m.addTables(o, sign)
 }
@@ -273,7 +283,7 @@ func (m *Matches) clone() *Matches {
 		c.Visits[i] = maps.Clone(vs)
 	}
 	c.Cited = maps.Clone(m.Cited)
-	c.citedAdded = nil
+	c.citedLog = nil
 	return &c
 }
 
@@ -283,7 +293,7 @@ func (m *Matches) reset() {
 	}
 	clear(m.Cited)
 	visits, cited := m.Visits, m.Cited
-	*m = Matches{Visits: visits, Cited: cited, nk: m.nk, citedGen: m.citedGen, citedBase: m.citedBase, logCited: m.logCited, citedAdded: m.citedAdded}
+	*m = Matches{Visits: visits, Cited: cited, nk: m.nk, citedGen: m.citedGen, citedBase: m.citedBase, logCited: m.logCited, citedLog: m.citedLog}
 	m.citedChanged()
 }
 
@@ -743,17 +753,7 @@ func (c *closedVisit) addTo(m *Matches, sign int64) {
 		}
 	}
 	if c.cited != "" {
-		if sign == 1 && m.logCited {
-			m.citedGen++
-			m.citedAdded = append(m.citedAdded, c.cited)
-		} else {
-			m.citedChanged()
-		}
-		if n := m.Cited[c.cited] + sign; n != 0 {
-			m.Cited[c.cited] = n
-		} else {
-			delete(m.Cited, c.cited)
-		}
+		m.addCited(c.cited, sign)
 	}
 }
 

@@ -209,15 +209,15 @@ func (an *Analysis) eventsLocked() Samples {
 }
 
 // armsLocked is what a judgement reads of the analysis now. The pairs'
-// cited ΔS unpacked before is kept, the visits closed since added to it,
-// while nothing else changed the pairs' cited visits.
+// cited ΔS unpacked before is kept, and the visits closed or left out
+// since are added to it or taken from it.
 func (an *Analysis) armsLocked() arms {
 	a := arms{cand: an.cand, base: an.base, candM: an.cand.Metrics(), baseM: an.base.Metrics(), pairs: an.matched.Read(), ks: an.ks}
-	added, gen := a.pairs.TakeCitedAdded()
+	changes, gen := a.pairs.TakeCitedChanges()
 	a.citedGen = gen
 	if c := &an.cited; c.sample != nil && c.of == a.pairs && c.gen == gen {
-		for _, v := range added {
-			c.sample.add(v, 1)
+		for _, ch := range changes {
+			c.sample.add(ch.Visit, float64(ch.N))
 		}
 		a.cited = c.sample
 	} else {

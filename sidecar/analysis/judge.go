@@ -110,7 +110,7 @@ type arms struct {
 	ks           []int
 	cited        *citedSample // pairs' cited ΔS, once read (citedPairs)
 	spare        *citedSample // an outdated one whose memory citedPairs reuses
-	citedGen     uint64       // the pairs' Matches.TakeCitedAdded generation
+	citedGen     uint64       // the pairs' Matches.TakeCitedChanges generation
 }
 
 // citedPairs is the pairs' cited ΔS, unpacked on first use.

@@ -283,6 +283,9 @@ func quantilePaired(cs *citedSample, p float64, lv confseq.Levels, how string) p
 	values := cs.values
 	clear(values)
 	for i, cv := range cs.visits {
+		if cv.n == 0 {
+			continue
+		}
 		var s float64
 		for _, pr := range cs.pairs(i) {
 			if pr[0] != window.NoCited {
@@ -335,7 +338,8 @@ func newCitedSample(cited map[window.CitedVisit]int64, spare *citedSample) *cite
 	return cs
 }
 
-// add counts n more visits like v.
+// add counts n more visits like v (n < 0: fewer; a visit counted 0 times
+// is read as absent).
 func (cs *citedSample) add(v window.CitedVisit, n float64) {
 	i, ok := cs.index[v]
 	if !ok {

@@ -269,11 +269,18 @@ func TestReadsKeepNothingStale(t *testing.T) {
 	if _, _, err := m.Start(StartRequest{ID: "a", Arm: "canary"}, t0); err != nil {
 		t.Fatal(err)
 	}
-	an, _ := m.Get("a")
 	rng := rand.New(rand.NewPCG(3, 3))
 	var o window.Observation
 	for k := range 4000 {
 		at := t0.Add(time.Duration(k) * 187500 * time.Microsecond)
+		if k == 1000 {
+			// b starts while visits are open: those it leaves out
+			// reach it as exclusions, which its reads take back from
+			// what they kept.
+			if _, _, err := m.Start(StartRequest{ID: "b", Arm: "canary"}, at.Add(time.Second)); err != nil {
+				t.Fatal(err)
+			}
+		}
 		arms := []string{"live"}
 		if k%4 == 0 {
 			arms = append(arms, "canary")
@@ -287,23 +294,28 @@ func TestReadsKeepNothingStale(t *testing.T) {
 				}
 			}
 		}
-		an.Result()
+		for _, an := range m.List() {
+			an.Result()
+		}
 	}
-	kept, err := json.Marshal(an.Result())
-	if err != nil {
-		t.Fatal(err)
-	}
-	an.mu.Lock()
-	an.cited = citedKept{}
-	an.mu.Unlock()
-	fresh, err := json.Marshal(an.Result())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(kept, fresh) {
-		t.Fatalf("with what earlier reads kept:\n%s\nunpacked anew:\n%s", kept, fresh)
-	}
-	if p90 := checkOf(t, an.Result(), "delta_s_p90"); p90.PairedInterval == nil {
-		t.Fatalf("no paired ΔS p90 to compare: %+v", p90)
+	for _, id := range []string{"a", "b"} {
+		an, _ := m.Get(id)
+		kept, err := json.Marshal(an.Result())
+		if err != nil {
+			t.Fatal(err)
+		}
+		an.mu.Lock()
+		an.cited = citedKept{}
+		an.mu.Unlock()
+		fresh, err := json.Marshal(an.Result())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(kept, fresh) {
+			t.Fatalf("%s with what earlier reads kept:\n%s\nunpacked anew:\n%s", id, kept, fresh)
+		}
+		if p90 := checkOf(t, an.Result(), "delta_s_p90"); p90.PairedInterval == nil {
+			t.Fatalf("%s: no paired ΔS p90 to compare: %+v", id, p90)
+		}
 	}
 }
