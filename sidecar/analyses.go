@@ -228,7 +228,10 @@ func (a *App) knownArms() []string {
 }
 
 // analysisCollector exports each running analysis' verdict and each
-// check's estimate and bounds at scrape time. Ended analyses are left out,
+// check's estimate and bounds as the latest evaluation tick judged them
+// (as the gates' gauges are), so that a scrape neither judges every
+// analysis again nor holds up the events meanwhile; an analysis not yet
+// judged by a tick is judged at the scrape. Ended analyses are left out,
 // so the label sets stay bounded by analysis.max_active.
 type analysisCollector struct {
 	m                                          *analysis.Manager
@@ -260,7 +263,10 @@ func (c *analysisCollector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		n++
-		r := x.Result()
+		r, ok := x.Recorded()
+		if !ok {
+			r = x.Result()
+		}
 		for _, v := range []analysis.Verdict{analysis.Pass, analysis.Fail, analysis.Inconclusive} {
 			val := 0.0
 			if r.Verdict == v {

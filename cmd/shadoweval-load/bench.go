@@ -53,6 +53,7 @@ type benchOpts struct {
 	trials                 int
 	partitionKey           string // "" or "qid": the publisher's subjects
 	replicas, partitions   int    // cluster mode when replicas > 0
+	analyses               int    // canary analyses started on each sidecar
 }
 
 // clustered reports whether the run measures a cluster of replicas.
@@ -104,6 +105,7 @@ func parseBench(args []string, stdout, stderr io.Writer) (*benchOpts, int) {
 	fs.StringVar(&o.partitionKey, "partition-key", "", `"qid": the publisher sends rag.trace.<arm>.<key of the qid>, as to a partitioned stream; "": rag.trace.<arm> (with --replicas: qid)`)
 	fs.IntVar(&o.replicas, "replicas", 0, "cluster throughput: run this many sidecars as the members of one cluster on a JetStream server, publish --n keyed events into the stream and time until the replicas together have counted them all (0: one sidecar on core NATS)")
 	fs.IntVar(&o.partitions, "partitions", 0, "with --replicas: cluster.partitions, at least --replicas (0: as many as --replicas)")
+	fs.IntVar(&o.analyses, "analyses", 0, "canary analyses (arm canary against live, the canary check set) started on each sidecar before it takes traffic, so that every event is also paired and accumulated for them")
 	if err := fs.Parse(args); err != nil {
 		return nil, 2
 	}
@@ -136,6 +138,10 @@ func (o *benchOpts) check(fs *flag.FlagSet) error {
 		return errors.New("--trials must not be negative and --target-ratio must be in (0, 1]")
 	case o.n <= 0 || o.runs <= 0 || o.items <= 0 || o.pool <= 0:
 		return errors.New("--n, --runs, --items and --pool must be positive")
+	case o.analyses < 0:
+		return fmt.Errorf("--analyses must not be negative, got %d", o.analyses)
+	case o.analyses > 0 && (o.replicas > 0 || !slices.Contains(strings.Split(o.arms, ","), "canary") || !slices.Contains(strings.Split(o.arms, ","), "live")):
+		return errors.New("--analyses needs one sidecar (no --replicas) and --arms with live and canary")
 	}
 	if err := stream.CheckPartitionKey(o.partitionKey); err != nil {
 		return fmt.Errorf("--partition-key: %w", err)
@@ -244,6 +250,9 @@ func (o *benchOpts) header() {
 		return
 	}
 	fmt.Fprintf(o.stdout, "setup:   nats-server (library) in its own process on 127.0.0.1, core NATS; publisher, counting subscriber and sidecar (%s) are separate processes\n", o.bin)
+	if o.analyses > 0 {
+		fmt.Fprintf(o.stdout, "analyses: %d canary analyses (canary against live) running on each sidecar\n", o.analyses)
+	}
 }
 
 // ---- processes of one phase ----
@@ -313,6 +322,12 @@ func (o *benchOpts) startSidecar(tag string) (*child, string, error) {
 		s.stop(syscall.SIGKILL, time.Second)
 		return nil, "", err
 	}
+	for i := range o.analyses {
+		if err := startAnalysis(addr, "load-"+strconv.Itoa(i)); err != nil {
+			s.stop(syscall.SIGKILL, time.Second)
+			return nil, "", err
+		}
+	}
 	return s, addr, nil
 }
 
@@ -350,6 +365,7 @@ type runResult struct {
 	hwmKB, maxrssKB       int64
 	pacedHWMKB            int64         // peak RSS over the fixed-rate phase only
 	cpuPerEvent           time.Duration // sidecar CPU per event during the flood
+	analysed              int64         // events the first analysis took, both arms
 	sustained             float64       // highest probed rate kept up with (events/s)
 	sustainedLag          float64       // its p99 lag
 	sustainedHWMKB        int64         // its peak RSS
@@ -650,6 +666,12 @@ func (o *benchOpts) sidecarPhase(run int, r *runResult) error {
 	if counted > 0 {
 		r.cpuPerEvent = time.Duration(float64(cpu1-cpu0) / counted)
 	}
+	if o.analyses > 0 {
+		// The figures are only the analyses' cost if they took the events.
+		if r.analysed, err = analysedEvents(addr, "load-0"); err != nil {
+			return err
+		}
+	}
 
 	_, r.hwmKB, _ = procStatus(side.pid())
 	side.stop(syscall.SIGTERM, 30*time.Second)
@@ -774,6 +796,9 @@ func (o *benchOpts) table(rs []runResult) {
 	fmt.Fprintf(w, "              and of the fresh sidecar of the fixed-rate phase\n")
 	fmt.Fprintf(w, "CPU/ev        sidecar user+system CPU during the flood / events (all its threads: NATS client, decode, windows, metrics, GC)\n")
 	fmt.Fprintf(w, "CPU/msg       the plain subscriber's CPU per message (the NATS client alone)\n")
+	if o.analyses > 0 {
+		fmt.Fprintf(w, "analyses      %d running on each sidecar; events of both arms the first took during the flood: %v\n", o.analyses, col(func(r runResult) float64 { return float64(r.analysed) }))
+	}
 	if len(rs) > 0 {
 		fmt.Fprintf(w, "outcomes (run 1) %v; slow-consumer episodes %v, disconnects %v\n", rs[0].outcomes, rs[0].slow, rs[0].discon)
 	}

@@ -45,6 +45,10 @@ func TestParseBench(t *testing.T) {
 		{name: "cluster trials", args: []string{"--replicas", "2", "--trials", "1"}, err: "neither --duration nor --trials"},
 		{name: "too many partitions", args: []string{"--replicas", "2", "--partitions", "2000"}, err: "cluster.partitions: must be between 0 (one replica) and 1024"},
 		{name: "base config the cluster refuses", args: []string{"--replicas", "2", "--sidecar-config", badSubjects}, err: `subjects.trace: "rag.trace.*"`},
+		{name: "analyses on one sidecar", args: []string{"--analyses", "8"}},
+		{name: "negative analyses", args: []string{"--analyses", "-1"}, err: "--analyses must not be negative"},
+		{name: "analyses in a cluster", args: []string{"--replicas", "2", "--analyses", "1"}, err: "--analyses needs one sidecar"},
+		{name: "analyses without a canary arm", args: []string{"--arms", "live,shadow", "--analyses", "1"}, err: "--arms with live and canary"},
 		{name: "missing base config", args: []string{"--replicas", "2", "--sidecar-config", filepath.Join(dir, "none.yaml")}, err: "--sidecar-config: open"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -51,11 +51,13 @@ func runTool(t *testing.T, skip string, args ...string) *bytes.Buffer {
 }
 
 // A whole small benchmark run: real server, publisher, plain subscriber
-// and sidecar processes. What it must show: the raw and the sidecar's
-// rates measured, every event counted (loss 0), and the table.
+// and sidecar processes, with two canary analyses on the sidecar. What it
+// must show: the raw and the sidecar's rates measured, every event
+// counted (loss 0), the table, and every scored event taken by the
+// analyses.
 func TestBenchSmall(t *testing.T) {
 	out := runTool(t, "starts processes and sends 20,000 messages twice", "--runs", "1", "--n", "20000", "--items", "200", "--pool", "4000",
-		"--sustain-probes", "1", "--sustain-time", "1s", "--lag-time", "1s", "--timeout", "3m")
+		"--sustain-probes", "1", "--sustain-time", "1s", "--lag-time", "1s", "--timeout", "3m", "--analyses", "2")
 	row := regexp.MustCompile(`(?m)^1\s+(\d+)\s+(\d+)\s+([\d.]+)\s+(\d+)\s+([\d.]+)\s+(\d+)\s+(\d+)\s`).FindStringSubmatch(out.String())
 	if row == nil {
 		t.Fatalf("no row for run 1 in\n%s", out.String())
@@ -76,8 +78,14 @@ func TestBenchSmall(t *testing.T) {
 	} else if r1, r2 := atoi(t, raws[1]), atoi(t, raws[2]); r1 <= 0 || r2 <= 0 || math.Abs(float64(raw)/1000-float64(r1+r2)/2) > 1 {
 		t.Errorf("raw %d msgs/s, want the median of %dk and %dk\n%s", raw, r1, r2, out.String())
 	}
-	if !regexp.MustCompile(`outcomes \(run 1\) map\[scored:\d+`).MatchString(out.String()) {
-		t.Errorf("no scored outcomes in\n%s", out.String())
+	scored := regexp.MustCompile(`outcomes \(run 1\) map\[scored:(\d+)`).FindStringSubmatch(out.String())
+	if scored == nil {
+		t.Fatalf("no scored outcomes in\n%s", out.String())
+	}
+	// The live and canary events scored during the flood are every event
+	// the analyses could take.
+	if want := "events of both arms the first took during the flood: [" + scored[1] + "]"; !bytes.Contains(out.Bytes(), []byte(want)) {
+		t.Errorf("no %q in\n%s", want, out.String())
 	}
 }
 

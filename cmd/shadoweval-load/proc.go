@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -382,6 +383,39 @@ func waitReady(ctx context.Context, addr string, sidecar *child) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// startAnalysis starts the canary analysis id (canary against live, the
+// canary check set) on the sidecar at addr.
+func startAnalysis(addr, id string) error {
+	body := `{"id":"` + id + `","arm":"canary","baseline":"live","checks":"canary"}`
+	resp, err := httpClient.Post("http://"+addr+"/api/v1/analyses", "application/json", strings.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("starting analysis %s: %w", id, err)
+	}
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		return fmt.Errorf("starting analysis %s: %s: %s", id, resp.Status, bytes.TrimSpace(msg))
+	}
+	return nil
+}
+
+// analysedEvents is how many events of both arms the analysis id on the
+// sidecar at addr has taken.
+func analysedEvents(addr, id string) (int64, error) {
+	resp, err := httpClient.Get("http://" + addr + "/api/v1/analyses/" + id)
+	if err != nil {
+		return 0, fmt.Errorf("reading analysis %s: %w", id, err)
+	}
+	defer resp.Body.Close()
+	var a struct {
+		Events struct{ Arm, Baseline int64 } `json:"events"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&a); err != nil {
+		return 0, fmt.Errorf("reading analysis %s: %w", id, err)
+	}
+	return a.Events.Arm + a.Events.Baseline, nil
 }
 
 // ---- statistics ----

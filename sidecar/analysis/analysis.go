@@ -137,6 +137,9 @@ type Analysis struct {
 	step    int // keep one judgement of every step for the history
 	tick    int
 	last    Verdict // of the last Judge, for change detection
+	// recorded is the judgement of the last record (Manager.Tick); nil
+	// before the first.
+	recorded *Result
 	// run holds each check's running intersection, narrowed once per
 	// narrowEvery seconds of event time: the first event of a later period
 	// than any seen (lastPeriod) narrows it with the sequences before
@@ -201,6 +204,20 @@ func (an *Analysis) Result() Result {
 	an.mu.Lock()
 	defer an.mu.Unlock()
 	return an.resultLocked()
+}
+
+// Recorded is the judgement of the latest Manager.Tick; ok is false before
+// the first. A reader that is read often and needs no fresher answer than
+// the last tick (Prometheus' scrapes) takes it rather than judging anew
+// under the lock that every event takes. Its contents are shared: read
+// them only.
+func (an *Analysis) Recorded() (r Result, ok bool) {
+	an.mu.Lock()
+	defer an.mu.Unlock()
+	if an.recorded == nil {
+		return Result{}, false
+	}
+	return *an.recorded, true
 }
 
 // eventsLocked counts the events each side took.
@@ -278,6 +295,8 @@ func (an *Analysis) record(now time.Time) (Result, bool) {
 	r := an.resultLocked()
 	changed := r.Verdict != an.last
 	an.last = r.Verdict
+	kept := r
+	an.recorded = &kept
 	if an.ended.IsZero() {
 		an.tick++
 		if an.tick%an.step == 0 {
