@@ -275,27 +275,22 @@ func quantilePaired(cs *citedSample, p float64, lv confseq.Levels, how string) p
 		return w * p / f
 	}
 	v := confseq.Values{Lo: d + term(true, wc, fc) - term(false, wb, fb), Hi: d + term(false, wc, fc) - term(true, wb, fb)}
-	// The map is the sample's, kept between reads: cleared, it keeps its
-	// room for as many distinct values.
+	// A visit's value depends on the quantiles' bins only through how
+	// many of its values fall at or below them: the visits counted by
+	// that shape are kept for the bins of the last reads and follow the
+	// visits as they come, so that a read whose bins have not moved costs
+	// the shapes, not a pass over every visit. Each distinct value is then
+	// worked out once, the same whatever order the visits came in.
+	shapes := cs.shapesAt(qc, qb)
 	if cs.values == nil {
 		cs.values = map[float64]float64{}
 	}
 	values := cs.values
 	clear(values)
-	for i, cv := range cs.visits {
-		if cv.n == 0 {
-			continue
-		}
-		var s float64
-		for _, pr := range cs.pairs(i) {
-			if pr[0] != window.NoCited {
-				s += term(int(pr[0]) <= qc, wc, fc)
-			}
-			if pr[1] != window.NoCited {
-				s -= term(int(pr[1]) <= qb, wb, fb)
-			}
-		}
-		values[d+s/float64(cv.k)] += cv.n
+	cBelow, cAbove, bBelow, bAbove := term(true, wc, fc), term(false, wc, fc), term(true, wb, fb), term(false, wb, fb)
+	for sh, n := range shapes {
+		s := float64(sh.cBelow)*cBelow + float64(sh.cAbove)*cAbove - float64(sh.bBelow)*bBelow - float64(sh.bAbove)*bAbove
+		values[d+s/float64(sh.pairs)] += n
 	}
 	v.X, v.N = sortedValues(values)
 	iv := confseq.BettingMean(lv, v)
@@ -313,12 +308,94 @@ type citedSample struct {
 	visits     []citedVisit
 	all        [][2]uint16 // the visits' pairs, back to back
 	index      map[window.CitedVisit]int
-	values     map[float64]float64 // quantilePaired's scratch
+	// shapes counts the visits by shape at the quantile bins of the last
+	// keptShapes reads (a median and a p90, as the bins move).
+	shapes []shapeCounts
+	reads  uint64
+	values map[float64]float64 // quantilePaired's scratch
 }
 
 type citedVisit struct {
 	off, k int     // its pairs: all[off : off+k]
 	n      float64 // how many visits were alike
+}
+
+// visitShape is what a visit's value in quantilePaired depends on at the
+// bins qc and qb: how many of its pairs' candidate and baseline values fall
+// at or below each and above it, and how many pairs it has (at most 255).
+type visitShape struct {
+	cBelow, cAbove, bBelow, bAbove, pairs uint8
+}
+
+// shapeCounts is how many visits have each shape at the bins qc and qb.
+type shapeCounts struct {
+	qc, qb int
+	read   uint64 // the citedSample.reads of its last read
+	counts map[visitShape]float64
+}
+
+// keptShapes is how many bin pairs citedSample keeps shapes for: two
+// quantile checks, and each quantile's bin as it steps between neighbours.
+const keptShapes = 4
+
+// shapeOf is the i-th visit's shape at the bins qc and qb.
+func (cs *citedSample) shapeOf(i, qc, qb int) visitShape {
+	sh := visitShape{pairs: uint8(cs.visits[i].k)}
+	for _, pr := range cs.pairs(i) {
+		switch c := pr[0]; {
+		case c == window.NoCited:
+		case int(c) <= qc:
+			sh.cBelow++
+		default:
+			sh.cAbove++
+		}
+		switch b := pr[1]; {
+		case b == window.NoCited:
+		case int(b) <= qb:
+			sh.bBelow++
+		default:
+			sh.bAbove++
+		}
+	}
+	return sh
+}
+
+// shapesAt counts the visits by shape at the bins qc and qb: kept from an
+// earlier read at the same bins, else counted anew in the room of the one
+// read least recently.
+func (cs *citedSample) shapesAt(qc, qb int) map[visitShape]float64 {
+	cs.reads++
+	for i := range cs.shapes {
+		if sc := &cs.shapes[i]; sc.qc == qc && sc.qb == qb {
+			sc.read = cs.reads
+			return sc.counts
+		}
+	}
+	slot := len(cs.shapes)
+	if slot < keptShapes {
+		if slot < cap(cs.shapes) && cs.shapes[:slot+1][slot].counts != nil {
+			// A slot a former sample used: its map is cleared.
+			cs.shapes = cs.shapes[:slot+1]
+		} else {
+			cs.shapes = append(cs.shapes, shapeCounts{counts: map[visitShape]float64{}})
+		}
+	} else {
+		slot = 0
+		for i := range cs.shapes {
+			if cs.shapes[i].read < cs.shapes[slot].read {
+				slot = i
+			}
+		}
+		clear(cs.shapes[slot].counts)
+	}
+	sc := &cs.shapes[slot]
+	sc.qc, sc.qb, sc.read = qc, qb, cs.reads
+	for i, cv := range cs.visits {
+		if cv.n != 0 {
+			sc.counts[cs.shapeOf(i, qc, qb)] += cv.n
+		}
+	}
+	return sc.counts
 }
 
 // newCitedSample unpacks cited, into the memory of spare when there is
@@ -329,9 +406,11 @@ func newCitedSample(cited map[window.CitedVisit]int64, spare *citedSample) *cite
 	if cs == nil {
 		cs = &citedSample{index: map[window.CitedVisit]int{}}
 	}
-	visits, all, index, values := cs.visits[:0], cs.all[:0], cs.index, cs.values
-	clear(index)
-	*cs = citedSample{visits: visits, all: all, index: index, values: values}
+	clear(cs.index)
+	for i := range cs.shapes {
+		clear(cs.shapes[i].counts)
+	}
+	*cs = citedSample{visits: cs.visits[:0], all: cs.all[:0], index: cs.index, shapes: cs.shapes[:0], values: cs.values}
 	for v, n := range cited {
 		cs.add(v, float64(n))
 	}
@@ -361,6 +440,15 @@ func (cs *citedSample) add(v window.CitedVisit, n float64) {
 		if b := pr[1]; b != window.NoCited {
 			cs.hb[b] += n
 			cs.nb += n
+		}
+	}
+	for j := range cs.shapes {
+		sc := &cs.shapes[j]
+		sh := cs.shapeOf(i, sc.qc, sc.qb)
+		if c := sc.counts[sh] + n; c != 0 {
+			sc.counts[sh] = c
+		} else {
+			delete(sc.counts, sh)
 		}
 	}
 }
