@@ -1,0 +1,112 @@
+package sidecar
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/sidecar/analysis"
+	"github.com/shadoweval/shadoweval/window"
+)
+
+// TestAnalysisGauges: an analysis' gauges are judged at the scrape until
+// the first evaluation tick, then are the latest tick's judgement: events
+// since move the verdict read, not the gauges, until the next tick.
+func TestAnalysisGauges(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	m := analysis.NewManager(analysis.Options{Config: config.Default().Analysis, Ks: []int{1, 3, 5, 10}, MinRuns: 3})
+	if _, _, err := m.Start(analysis.StartRequest{ID: "a", Arm: "canary"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	an, _ := m.Get("a")
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(newAnalysisCollector(m))
+
+	// send brings n runs of each arm from at on, the canary's answers
+	// right in canaryRight of every 10 and live's in 8.
+	sent := 0
+	send := func(n, canaryRight int, at time.Time) {
+		t.Helper()
+		for i := range n {
+			for _, arm := range []string{"live", "canary"} {
+				right := i%10 < 8
+				if arm == "canary" {
+					right = i%10 < canaryRight
+				}
+				q := (sent + i) % 300
+				o := window.Observation{Arm: arm, QID: "q" + strconv.Itoa(q), QIDKey: uint32(q + 1), Time: at.Add(time.Duration(i) * 100 * time.Millisecond),
+					HasAnswer: true, Answerable: true, Shipped: true, Hit: right, Contained: right, Triage: -1}
+				if err := m.Observe(&o, o.Time); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		sent += n
+	}
+	// precision is the precision check's (estimate, lower, upper) on
+	// /metrics.
+	precision := func() [3]float64 {
+		t.Helper()
+		fams, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [3]float64
+		for i, name := range []string{"shadoweval_analysis_check_estimate", "shadoweval_analysis_check_lower", "shadoweval_analysis_check_upper"} {
+			found := false
+			for _, f := range fams {
+				if f.GetName() != name {
+					continue
+				}
+				for _, s := range f.GetMetric() {
+					labels := map[string]string{}
+					for _, l := range s.GetLabel() {
+						labels[l.GetName()] = l.GetValue()
+					}
+					if labels["analysis"] == "a" && labels["check"] == "precision" {
+						got[i], found = s.GetGauge().GetValue(), true
+					}
+				}
+			}
+			if !found {
+				t.Fatalf("/metrics: no %s for the precision check of a", name)
+			}
+		}
+		return got
+	}
+	judged := func() [3]float64 {
+		t.Helper()
+		for _, c := range an.Result().Checks {
+			if c.Name == "precision" && c.Estimate != nil {
+				return [3]float64{*c.Estimate, c.Interval[0], c.Interval[1]}
+			}
+		}
+		t.Fatal("the precision check of a has no estimate")
+		return [3]float64{}
+	}
+
+	send(600, 8, t0.Add(time.Second))
+	if got, want := precision(), judged(); got != want {
+		t.Fatalf("before any tick: gauges %v, want the judgement at the scrape %v", got, want)
+	}
+	m.Tick(t0.Add(2 * time.Minute))
+	ticked := judged()
+	if got := precision(); got != ticked {
+		t.Fatalf("after a tick: gauges %v, want its judgement %v", got, ticked)
+	}
+	send(600, 5, t0.Add(2*time.Minute))
+	now := judged()
+	if now == ticked {
+		t.Fatalf("600 more runs of a worse canary did not move precision: %v", now)
+	}
+	if got := precision(); got != ticked {
+		t.Errorf("events after the tick: gauges %v, want the tick's %v (the verdict read says %v)", got, ticked, now)
+	}
+	m.Tick(t0.Add(4 * time.Minute))
+	if got, want := precision(), judged(); got != want {
+		t.Errorf("after the next tick: gauges %v, want its judgement %v", got, want)
+	}
+}
