@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shadoweval/shadoweval/vocab"
 )
@@ -302,9 +303,15 @@ func (m *Matches) reset() {
 // of MetricNames.
 // The slice is shared: callers read it.
 func PairedSeries(ks []int) []Series {
-	key := fmt.Sprint(ks)
-	if v, ok := pairedSeriesOf.Load(key); ok {
-		return v.([]Series)
+	var buf [64]byte
+	key := buf[:0]
+	for _, k := range ks {
+		key = strconv.AppendInt(append(key, ' '), int64(k), 10)
+	}
+	if m := pairedSeriesOf.Load(); m != nil {
+		if v, ok := (*m)[string(key)]; ok { // no allocation for the lookup
+			return v
+		}
 	}
 	var out []Series
 	for s := range allSeries(ks) {
@@ -312,13 +319,23 @@ func PairedSeries(ks []int) []Series {
 			out = append(out, s)
 		}
 	}
-	pairedSeriesOf.Store(key, out)
+	pairedSeriesMu.Lock()
+	defer pairedSeriesMu.Unlock()
+	next := map[string][]Series{string(key): out}
+	if m := pairedSeriesOf.Load(); m != nil {
+		maps.Copy(next, *m)
+	}
+	pairedSeriesOf.Store(&next)
 	return out
 }
 
-// pairedSeriesOf keeps PairedSeries by cut-offs: every paired check of a
-// verdict read looks its series up.
-var pairedSeriesOf sync.Map // fmt.Sprint(ks) → []Series
+// pairedSeriesOf keeps PairedSeries by cut-offs, replaced whole when a new
+// set comes (a process has one or two): every paired check of a verdict
+// read looks its series up, and a read of it must not allocate.
+var (
+	pairedSeriesOf atomic.Pointer[map[string][]Series]
+	pairedSeriesMu sync.Mutex
+)
 
 // pairedCell works out one side's cell of a paired series from what a
 // matched event keeps.

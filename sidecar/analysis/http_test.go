@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"bytes"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -102,6 +104,42 @@ func TestVerdictEndpoint(t *testing.T) {
 		if rec, body := do(t, h, "GET", target, ""); rec.Code != status || body["error"] == "" {
 			t.Errorf("%s: %d %v, want %d with the reason", target, rec.Code, body, status)
 		}
+	}
+}
+
+// TestResponseFormat: responses are byte for byte what encoding/json
+// writes indented by two spaces without HTML escaping, for every shape a
+// handler answers with; a value JSON cannot hold answers 500 with the
+// reason, never half a body under 200.
+func TestResponseFormat(t *testing.T) {
+	m, _ := testHandlers(t)
+	good, _ := m.Get("good")
+	young, _ := m.Get("young")
+	for name, v := range map[string]any{
+		"verdict":      good.Result(),
+		"inconclusive": young.Result(),
+		"list":         []Result{good.Result(), young.Result()},
+		"error":        map[string]string{"error": "a <b> & \"c\" >= d\n"},
+		"nil slice":    map[string]any{"known_arms": []string(nil), "n": 1.5e-7},
+	} {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		writeJSON(rec, http.StatusTeapot, v)
+		if rec.Code != http.StatusTeapot || rec.Body.String() != want.String() {
+			t.Errorf("%s: %d\n%s\nwant\n%s", name, rec.Code, rec.Body, want.String())
+		}
+	}
+	rec := httptest.NewRecorder()
+	writeJSON(rec, http.StatusOK, map[string]float64{"estimate": math.NaN()})
+	var body map[string]string
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); rec.Code != http.StatusInternalServerError || err != nil || !strings.Contains(body["error"], "NaN") {
+		t.Errorf("NaN: %d %q (%v)", rec.Code, rec.Body, err)
 	}
 }
 

@@ -88,9 +88,10 @@ func BettingMean(lv Levels, v Values) Interval {
 // values xs (counts ns) not below lo. The capital falls as μ rises, so
 // the bound is where log of the average capital crosses log(1/α): found by
 // Newton's method kept inside a bracket, from a start the normal
-// approximation suggests, and the end of the last bracket at which the
-// capital was still at least 1/α is returned, so the bound never errs on
-// the narrow side.
+// approximation suggests. What is returned is always a point at which the
+// capital was still at least 1/α, so the bound never errs on the narrow
+// side: the end of the last bracket, or the first point from which the
+// slope puts the crossing within a quarter of the tolerance.
 func bettingLower(alpha float64, xs, ns []float64, lo float64) float64 {
 	var n, sum float64
 	for k, x := range xs {
@@ -110,10 +111,21 @@ func bettingLower(alpha float64, xs, ns []float64, lo float64) float64 {
 	// At the mean the capital is at most 1 (Jensen): the bound is below.
 	a, b := lo, mean
 	guess := mean - math.Sqrt(2*ss*(target+3))/n - (mean-lo)*target/(3*n)
+	// Where the values hardly vary, the largest stake alone reaches 1/α
+	// about where n·log(1 + θ·(mean − μ)/(μ − lo)) = log(1/α) + log of
+	// the number of stakes: the normal approximation, which knows no
+	// range, starts too near the mean there.
+	r := math.Expm1((target+math.Log(float64(len(stakes))))/n) / stakes[0]
+	guess = min(guess, (mean+r*lo)/(1+r))
 	x := max(guess, lo+(mean-lo)/64)
 	for range 100 {
 		f, df := logCapital(x, xs, ns, lo)
 		f -= target
+		if f >= 0 && df < 0 && -f/df <= tol/4 {
+			// The crossing is within a quarter of tol above x, by the
+			// slope: x is the bound, and no step across it is needed.
+			return x
+		}
 		if f >= 0 {
 			a = x
 		} else {

@@ -15,6 +15,11 @@ func TestBettingSolvesCapital(t *testing.T) {
 		v     Values
 	}{
 		{0.05, Values{X: []float64{0}, N: []float64{500}, Lo: -1, Hi: 1}},
+		// One value a few times: the start from the largest stake's
+		// crossing, far below the mean.
+		{0.05, Values{X: []float64{0}, N: []float64{1}, Lo: -1, Hi: 1}},
+		{0.025, Values{X: []float64{0.3}, N: []float64{3}, Lo: -1, Hi: 1}},
+		{0.025, Values{X: []float64{0.3, 0.31}, N: []float64{40, 1}, Lo: -1.4, Hi: 1.2}},
 		{0.001, Values{X: []float64{-1, 0, 1}, N: []float64{30, 2000, 25}, Lo: -1, Hi: 1}},
 		{0.01, Values{X: []float64{0, 1}, N: []float64{40, 60}, Lo: 0, Hi: 1}},
 		{1e-4, Values{X: []float64{-0.93, 0.12, 1.06, -1.06, 0.04}, N: []float64{5, 100, 7, 3, 4000}, Lo: -1.1, Hi: 1.1}},
