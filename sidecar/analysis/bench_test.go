@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -105,5 +106,49 @@ func benchEvent(rng *rand.Rand, arm string, q int, at time.Time, o *window.Obser
 		Arm: arm, QID: "q" + strconv.Itoa(q), QIDKey: uint32(q + 1), Time: at, HasAnswer: true, Answerable: q%5 != 0, Shipped: true,
 		Hit: good, Contained: good, Triage: -1, HasDeltaSCited: true, DeltaSCited: float64(q%997) / 997,
 		Lambda: window.LambdaRun{State: state},
+	}
+}
+
+// BenchmarkQuantileShapes is the visits' shapes a ΔS quantile check reads,
+// at 10,000 and 300,000 distinct visits (every run's ΔS new, as when
+// answers cite differently each time: about 30 minutes of a canary at 500
+// events/s), as the two quantiles' bins wander a bin or two between reads
+// and visits close: what a read and a narrowing pay for the shapes.
+func BenchmarkQuantileShapes(b *testing.B) {
+	for _, n := range []int{10000, 300000} {
+		b.Run("visits="+strconv.Itoa(n), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(2, 2))
+			visit := func() window.CitedVisit {
+				buf := make([]byte, 12)
+				prs := make([]uint32, 3)
+				for j := range prs {
+					c, d := 300+rng.IntN(400), 300+rng.IntN(400)
+					prs[j] = uint32(c)<<16 | uint32(d)
+				}
+				slices.Sort(prs)
+				for j, p := range prs {
+					binary.BigEndian.PutUint32(buf[4*j:], p)
+				}
+				return window.CitedVisit(buf)
+			}
+			cs := newCitedSample(nil, nil)
+			for range n {
+				cs.add(visit(), 1)
+			}
+			qs := [2][2]int{{500, 500}, {660, 660}}
+			k := 0
+			for b.Loop() {
+				b.StopTimer()
+				for range 5 {
+					cs.add(visit(), 1)
+				}
+				q := &qs[k%2]
+				q[0] = min(max(q[0]+rng.IntN(5)-2, 300), 700)
+				q[1] = min(max(q[1]+rng.IntN(5)-2, 300), 700)
+				k++
+				b.StartTimer()
+				cs.shapesAt(q[0], q[1])
+			}
+		})
 	}
 }

@@ -308,6 +308,10 @@ type citedSample struct {
 	visits     []citedVisit
 	all        [][2]uint16 // the visits' pairs, back to back
 	index      map[window.CitedVisit]int
+	// byC and byB list, by bin, the visits with a pair whose candidate or
+	// baseline value falls in it (each visit once a bin): when a quantile
+	// moves a bin, only those visits change shape.
+	byC, byB [][]int32
 	// shapes counts the visits by shape at the quantile bins of the last
 	// keptShapes reads (a median and a p90, as the bins move).
 	shapes []shapeCounts
@@ -315,9 +319,11 @@ type citedSample struct {
 	values map[float64]float64 // quantilePaired's scratch
 }
 
+// citedVisit is kept for every distinct visit, so it is kept small.
 type citedVisit struct {
-	off, k int     // its pairs: all[off : off+k]
-	n      float64 // how many visits were alike
+	off uint32  // its pairs: all[off : off+k]
+	k   uint16  // a visit has at most 255 pairs
+	n   float64 // how many visits were alike
 }
 
 // visitShape is what a visit's value in quantilePaired depends on at the
@@ -361,14 +367,21 @@ func (cs *citedSample) shapeOf(i, qc, qb int) visitShape {
 }
 
 // shapesAt counts the visits by shape at the bins qc and qb: kept from an
-// earlier read at the same bins, else counted anew in the room of the one
-// read least recently.
+// earlier read at the same bins; else the kept counts nearest by the
+// visits that would change shape, moved a bin at a time, or counted anew
+// when moving would touch more visits than there are; in the room of the
+// one read least recently.
 func (cs *citedSample) shapesAt(qc, qb int) map[visitShape]float64 {
 	cs.reads++
+	near, cost := -1, len(cs.visits)/2 // a move looks at a visit twice
 	for i := range cs.shapes {
-		if sc := &cs.shapes[i]; sc.qc == qc && sc.qb == qb {
+		sc := &cs.shapes[i]
+		if sc.qc == qc && sc.qb == qb {
 			sc.read = cs.reads
 			return sc.counts
+		}
+		if c := cs.moveCost(sc.qc, sc.qb, qc, qb); c < cost {
+			near, cost = i, c
 		}
 	}
 	slot := len(cs.shapes)
@@ -386,10 +399,25 @@ func (cs *citedSample) shapesAt(qc, qb int) map[visitShape]float64 {
 				slot = i
 			}
 		}
+		if near == slot {
+			// Moved in its own room: no copy.
+			sc := &cs.shapes[slot]
+			cs.move(sc, qc, qb)
+			sc.read = cs.reads
+			return sc.counts
+		}
 		clear(cs.shapes[slot].counts)
 	}
 	sc := &cs.shapes[slot]
-	sc.qc, sc.qb, sc.read = qc, qb, cs.reads
+	sc.read = cs.reads
+	if near >= 0 {
+		from := &cs.shapes[near]
+		maps.Copy(sc.counts, from.counts)
+		sc.qc, sc.qb = from.qc, from.qb
+		cs.move(sc, qc, qb)
+		return sc.counts
+	}
+	sc.qc, sc.qb = qc, qb
 	for i, cv := range cs.visits {
 		if cv.n != 0 {
 			sc.counts[cs.shapeOf(i, qc, qb)] += cv.n
@@ -398,19 +426,73 @@ func (cs *citedSample) shapesAt(qc, qb int) map[visitShape]float64 {
 	return sc.counts
 }
 
+// moveCost is how many visits moving counts kept at the bins (fc, fb) to
+// (qc, qb) would look at.
+func (cs *citedSample) moveCost(fc, fb, qc, qb int) int {
+	n := 0
+	for q := min(fc, qc) + 1; q <= max(fc, qc); q++ {
+		n += len(cs.byC[q])
+	}
+	for q := min(fb, qb) + 1; q <= max(fb, qb); q++ {
+		n += len(cs.byB[q])
+	}
+	return n
+}
+
+// move brings sc's counts to the bins qc and qb a bin at a time: as a
+// quantile's bin moves up by one to q, the visits with a value in q have
+// one more value at or below it; down from q, one fewer.
+func (cs *citedSample) move(sc *shapeCounts, qc, qb int) {
+	step := func(visits []int32, fromC, fromB, toC, toB int) {
+		for _, i := range visits {
+			n := cs.visits[i].n
+			if n == 0 {
+				continue
+			}
+			sc.add(cs.shapeOf(int(i), fromC, fromB), -n)
+			sc.add(cs.shapeOf(int(i), toC, toB), n)
+		}
+	}
+	for ; sc.qc < qc; sc.qc++ {
+		step(cs.byC[sc.qc+1], sc.qc, sc.qb, sc.qc+1, sc.qb)
+	}
+	for ; sc.qc > qc; sc.qc-- {
+		step(cs.byC[sc.qc], sc.qc, sc.qb, sc.qc-1, sc.qb)
+	}
+	for ; sc.qb < qb; sc.qb++ {
+		step(cs.byB[sc.qb+1], sc.qc, sc.qb, sc.qc, sc.qb+1)
+	}
+	for ; sc.qb > qb; sc.qb-- {
+		step(cs.byB[sc.qb], sc.qc, sc.qb, sc.qc, sc.qb-1)
+	}
+}
+
+// add counts n more visits of shape sh (n < 0: fewer), forgetting a shape
+// no visit has.
+func (sc *shapeCounts) add(sh visitShape, n float64) {
+	if c := sc.counts[sh] + n; c != 0 {
+		sc.counts[sh] = c
+	} else {
+		delete(sc.counts, sh)
+	}
+}
+
 // newCitedSample unpacks cited, into the memory of spare when there is
 // one (a sample no one reads any more): a read after every closed visit
 // should not leave the collector a sample's worth of garbage.
 func newCitedSample(cited map[window.CitedVisit]int64, spare *citedSample) *citedSample {
 	cs := spare
 	if cs == nil {
-		cs = &citedSample{index: map[window.CitedVisit]int{}}
+		cs = &citedSample{index: map[window.CitedVisit]int{}, byC: make([][]int32, window.CitedBins), byB: make([][]int32, window.CitedBins)}
 	}
 	clear(cs.index)
 	for i := range cs.shapes {
 		clear(cs.shapes[i].counts)
 	}
-	*cs = citedSample{visits: cs.visits[:0], all: cs.all[:0], index: cs.index, shapes: cs.shapes[:0], values: cs.values}
+	for q := range cs.byC {
+		cs.byC[q], cs.byB[q] = cs.byC[q][:0], cs.byB[q][:0]
+	}
+	*cs = citedSample{visits: cs.visits[:0], all: cs.all[:0], index: cs.index, byC: cs.byC, byB: cs.byB, shapes: cs.shapes[:0], values: cs.values}
 	for v, n := range cited {
 		cs.add(v, float64(n))
 	}
@@ -424,11 +506,12 @@ func (cs *citedSample) add(v window.CitedVisit, n float64) {
 	if !ok {
 		i = len(cs.visits)
 		cs.index[v] = i
-		cs.visits = append(cs.visits, citedVisit{off: len(cs.all), k: v.Pairs()})
+		cs.visits = append(cs.visits, citedVisit{off: uint32(len(cs.all)), k: uint16(v.Pairs())})
 		for j := range v.Pairs() {
 			c, b := v.Pair(j)
 			cs.all = append(cs.all, [2]uint16{c, b})
 		}
+		cs.post(i)
 	}
 	cs.visits[i].n += n
 	for _, pr := range cs.pairs(i) {
@@ -444,11 +527,24 @@ func (cs *citedSample) add(v window.CitedVisit, n float64) {
 	}
 	for j := range cs.shapes {
 		sc := &cs.shapes[j]
-		sh := cs.shapeOf(i, sc.qc, sc.qb)
-		if c := sc.counts[sh] + n; c != 0 {
-			sc.counts[sh] = c
-		} else {
-			delete(sc.counts, sh)
+		sc.add(cs.shapeOf(i, sc.qc, sc.qb), n)
+	}
+}
+
+// post lists the i-th visit under each bin its pairs' values fall in.
+func (cs *citedSample) post(i int) {
+	prs := cs.pairs(i)
+	for j, pr := range prs {
+		seenC, seenB := pr[0] == window.NoCited, pr[1] == window.NoCited
+		for _, before := range prs[:j] {
+			seenC = seenC || before[0] == pr[0]
+			seenB = seenB || before[1] == pr[1]
+		}
+		if !seenC {
+			cs.byC[pr[0]] = append(cs.byC[pr[0]], int32(i))
+		}
+		if !seenB {
+			cs.byB[pr[1]] = append(cs.byB[pr[1]], int32(i))
 		}
 	}
 }
@@ -456,7 +552,7 @@ func (cs *citedSample) add(v window.CitedVisit, n float64) {
 // pairs are the pairs of the i-th visit.
 func (cs *citedSample) pairs(i int) [][2]uint16 {
 	v := cs.visits[i]
-	return cs.all[v.off : v.off+v.k]
+	return cs.all[v.off : v.off+uint32(v.k)]
 }
 
 // minQuantileTail is how many of a side's values must lie beyond its

@@ -3,8 +3,10 @@ package analysis
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -316,6 +318,87 @@ func TestReadsKeepNothingStale(t *testing.T) {
 		}
 		if p90 := checkOf(t, an.Result(), "delta_s_p90"); p90.PairedInterval == nil {
 			t.Fatalf("%s: no paired ΔS p90 to compare: %+v", id, p90)
+		}
+	}
+}
+
+// TestShapesFollowBins: the visits' shapes a read gets, kept and moved a
+// bin at a time as the quantiles wander, jumped to far bins, and followed
+// as visits come and go, are those counted anew at the same bins.
+func TestShapesFollowBins(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	cs := newCitedSample(nil, nil)
+	bin := func() uint16 {
+		if rng.IntN(8) == 0 {
+			return window.NoCited
+		}
+		return uint16(400 + rng.IntN(200))
+	}
+	var added []window.CitedVisit
+	visit := func() window.CitedVisit {
+		n := 1 + rng.IntN(4)
+		if rng.IntN(50) == 0 {
+			n = 1 + rng.IntN(200)
+		}
+		prs := make([]uint32, n)
+		for j := range prs {
+			c, b := bin(), bin()
+			if c == window.NoCited && b == window.NoCited {
+				c = 500
+			}
+			if rng.IntN(3) == 0 {
+				b = c // the same bin on both sides, and within a visit, is common
+			}
+			prs[j] = uint32(c)<<16 | uint32(b)
+		}
+		slices.Sort(prs)
+		buf := make([]byte, 4*n)
+		for j, p := range prs {
+			binary.BigEndian.PutUint32(buf[4*j:], p)
+		}
+		return window.CitedVisit(buf)
+	}
+	for range 3000 {
+		v := visit()
+		added = append(added, v)
+		cs.add(v, 1)
+	}
+	qs := [2][2]int{{500, 500}, {560, 540}} // a median's and a p90's bins
+	for step := range 3000 {
+		switch r := rng.IntN(100); {
+		case r < 20:
+			v := visit()
+			added = append(added, v)
+			cs.add(v, float64(1+rng.IntN(3)))
+		case r < 25:
+			// A visit taken back (an exclusion): one that was counted.
+			if v := added[rng.IntN(len(added))]; cs.visits[cs.index[v]].n > 0 {
+				cs.add(v, -1)
+			}
+		}
+		k := step % 2
+		switch r := rng.IntN(100); {
+		case r < 5:
+			qs[k] = [2]int{rng.IntN(window.CitedBins), rng.IntN(window.CitedBins)}
+		case r < 60:
+			qs[k][0] = min(max(qs[k][0]+rng.IntN(5)-2, 0), window.CitedBins-1)
+			qs[k][1] = min(max(qs[k][1]+rng.IntN(5)-2, 0), window.CitedBins-1)
+		}
+		qc, qb := qs[k][0], qs[k][1]
+		got := maps.Clone(cs.shapesAt(qc, qb))
+		want := map[visitShape]float64{}
+		for i, cv := range cs.visits {
+			if cv.n != 0 {
+				want[cs.shapeOf(i, qc, qb)] += cv.n
+			}
+		}
+		for sh, n := range want {
+			if n == 0 {
+				delete(want, sh)
+			}
+		}
+		if !maps.Equal(got, want) {
+			t.Fatalf("step %d at bins (%d, %d): kept %v, counted anew %v", step, qc, qb, got, want)
 		}
 	}
 }
