@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
@@ -113,7 +114,8 @@ func benchEvent(rng *rand.Rand, arm string, q int, at time.Time, o *window.Obser
 // at 10,000 and 300,000 distinct visits (every run's ΔS new, as when
 // answers cite differently each time: about 30 minutes of a canary at 500
 // events/s), as the two quantiles' bins wander a bin or two between reads
-// and visits close: what a read and a narrowing pay for the shapes.
+// and visits close: what a read and a narrowing pay for the shapes, and
+// the sample's heap per visit.
 func BenchmarkQuantileShapes(b *testing.B) {
 	for _, n := range []int{10000, 300000} {
 		b.Run("visits="+strconv.Itoa(n), func(b *testing.B) {
@@ -131,10 +133,19 @@ func BenchmarkQuantileShapes(b *testing.B) {
 				}
 				return window.CitedVisit(buf)
 			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
 			cs := newCitedSample(nil, nil)
 			for range n {
 				cs.add(visit(), 1)
 			}
+			cs.shapesAt(500, 500)
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			// The sample's heap, its visits' keys (shared with the
+			// analysis' counts of them) included.
+			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(n), "heap-B/visit")
 			qs := [2][2]int{{500, 500}, {660, 660}}
 			k := 0
 			for b.Loop() {

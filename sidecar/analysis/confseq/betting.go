@@ -118,8 +118,14 @@ func bettingLower(alpha float64, xs, ns []float64, lo float64) float64 {
 	r := math.Expm1((target+math.Log(float64(len(stakes))))/n) / stakes[0]
 	guess = min(guess, (mean+r*lo)/(1+r))
 	x := max(guess, lo+(mean-lo)/64)
+	// After the first point only the stakes near the best there are bet
+	// on: one left out only lowers the average, so a point the rest put
+	// at or above 1/α is still on the safe side, and one e^stakeNear
+	// below the best moves the average by less than a float64 shows.
+	use := uint16(1)<<len(stakes) - 1
 	for range 100 {
-		f, df := logCapital(x, xs, ns, lo)
+		f, df, near := logCapital(x, xs, ns, lo, use)
+		use = near
 		f -= target
 		if f >= 0 && df < 0 && -f/df <= tol/4 {
 			// The crossing is within a quarter of tol above x, by the
@@ -148,14 +154,22 @@ func bettingLower(alpha float64, xs, ns []float64, lo float64) float64 {
 	return a
 }
 
+// stakeNear is how far, in log capital, below the best stake a stake may
+// be and still be bet on after the first point of a search.
+const stakeNear = 50
+
 // logCapital is log of the average over stakes of the capital at μ,
-// Σ_k n_k·log(1 + θ·(x_k − μ)/(μ − lo)) for each stake θ combined by
-// log-sum-exp, and its derivative in μ.
-func logCapital(mu float64, xs, ns []float64, lo float64) (float64, float64) {
+// Σ_k n_k·log(1 + θ·(x_k − μ)/(μ − lo)) for each stake θ of use (a bit a
+// stake) combined by log-sum-exp, those not used counted as 0, and its
+// derivative in μ; near is the stakes used within stakeNear of the best.
+func logCapital(mu float64, xs, ns []float64, lo float64, use uint16) (f, df float64, near uint16) {
 	span := mu - lo
 	var terms, slopes [len(stakes)]float64
 	best := math.Inf(-1)
 	for j, th := range stakes {
+		if use&(1<<j) == 0 {
+			continue
+		}
 		l, d := 0.0, 0.0
 		for k, x := range xs {
 			if ns[k] == 0 {
@@ -171,9 +185,15 @@ func logCapital(mu float64, xs, ns []float64, lo float64) (float64, float64) {
 	}
 	var s, ds float64
 	for j, l := range terms {
+		if use&(1<<j) == 0 {
+			continue
+		}
+		if l >= best-stakeNear {
+			near |= 1 << j
+		}
 		w := math.Exp(l - best)
 		s += w
 		ds += w * slopes[j]
 	}
-	return best + math.Log(s/float64(len(stakes))), ds / s
+	return best + math.Log(s/float64(len(stakes))), ds / s, near
 }

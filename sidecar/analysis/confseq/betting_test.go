@@ -10,10 +10,20 @@ import (
 // (that would be anti-conservative), and within 1e-6 of the root found
 // here by plain bisection.
 func TestBettingSolvesCapital(t *testing.T) {
+	// Many distinct values and many of them, as visits' linearised
+	// differences are: most stakes lie far below the best, and the search
+	// bets on the ones near it only.
+	rng := rand.New(rand.NewPCG(4, 4))
+	many := Values{Lo: -1.3, Hi: 1.2}
+	for k := range 400 {
+		many.X = append(many.X, -0.6+float64(k)*0.003)
+		many.N = append(many.N, float64(1+rng.IntN(300)))
+	}
 	for _, c := range []struct {
 		alpha float64
 		v     Values
 	}{
+		{0.0125, many},
 		{0.05, Values{X: []float64{0}, N: []float64{500}, Lo: -1, Hi: 1}},
 		// One value a few times: the start from the largest stake's
 		// crossing, far below the mean.
@@ -30,7 +40,7 @@ func TestBettingSolvesCapital(t *testing.T) {
 		lo, hi := c.v.Lo, m
 		for range 200 {
 			mid := (lo + hi) / 2
-			if l, _ := logCapital(mid, c.v.X, c.v.N, c.v.Lo); l >= target {
+			if l, _, _ := logCapital(mid, c.v.X, c.v.N, c.v.Lo, 1<<len(stakes)-1); l >= target {
 				lo = mid
 			} else {
 				hi = mid
@@ -175,4 +185,26 @@ func binned(counts []float64) Values {
 		}
 	}
 	return v
+}
+
+// BenchmarkBettingMean bounds a mean from 3 values (pairs of a
+// proportion) and from 400 (visits' linearised differences: 60,000 of
+// them).
+func BenchmarkBettingMean(b *testing.B) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	many := Values{Lo: -1.3, Hi: 1.2}
+	for k := range 400 {
+		many.X = append(many.X, -0.6+float64(k)*0.003)
+		many.N = append(many.N, float64(1+rng.IntN(300)))
+	}
+	for name, v := range map[string]Values{
+		"values=3":   {X: []float64{-1, 0, 1}, N: []float64{30, 2000, 25}, Lo: -1, Hi: 1},
+		"values=400": many,
+	} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				BettingMean(Both(0.0125), v)
+			}
+		})
+	}
 }
