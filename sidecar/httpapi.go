@@ -1,7 +1,6 @@
 package sidecar
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/http/pprof"
 	"slices"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/shadoweval/shadoweval/internal/httpjson"
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
 	"github.com/shadoweval/shadoweval/window"
 )
@@ -197,10 +197,4 @@ func typeSuffix(t string) string {
 	return ", type " + t
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(v)
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { httpjson.Write(w, status, v) }

@@ -11,14 +11,10 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-	jsonv1 "github.com/go-json-experiment/json/v1"
-
 	"github.com/shadoweval/shadoweval/config"
+	"github.com/shadoweval/shadoweval/internal/httpjson"
 )
 
 // Body limits of the POST handlers.
@@ -553,30 +549,6 @@ func writeError(w http.ResponseWriter, status int, err error) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	buf := jsonBuffers.Get().(*bytes.Buffer)
-	buf.Reset()
-	if err := jsonv2.MarshalWrite(buf, v, responseFormat); err != nil {
-		// A response half written would be read as a verdict.
-		msg, _ := json.MarshalIndent(map[string]string{"error": "response not encodable: " + err.Error()}, "", "  ")
-		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = w.Write(append(msg, '\n'))
-	} else {
-		w.WriteHeader(status)
-		buf.WriteByte('\n')
-		_, _ = w.Write(buf.Bytes())
-	}
-	jsonBuffers.Put(buf)
+	httpjson.Write(w, status, v)
 }
-
-// responseFormat is encoding/json's output indented by two spaces, as
-// curl users read it, written by the json v2 encoder, which indents as
-// it writes rather than in a second pass (half the time of a verdict's
-// encoding). HTML characters are not escaped: ops such as ">=" stay
-// readable.
-var responseFormat = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsontext.WithIndent("  "), jsontext.EscapeForHTML(false))
-
-// jsonBuffers keep response buffers between responses: controllers, the
-// status page and Prometheus read verdicts often.
-var jsonBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
