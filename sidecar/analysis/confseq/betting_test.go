@@ -10,20 +10,14 @@ import (
 // (that would be anti-conservative), and within 1e-6 of the root found
 // here by plain bisection.
 func TestBettingSolvesCapital(t *testing.T) {
-	// Many distinct values and many of them, as visits' linearised
-	// differences are: most stakes lie far below the best, and the search
-	// bets on the ones near it only.
-	rng := rand.New(rand.NewPCG(4, 4))
-	many := Values{Lo: -1.3, Hi: 1.2}
-	for k := range 400 {
-		many.X = append(many.X, -0.6+float64(k)*0.003)
-		many.N = append(many.N, float64(1+rng.IntN(300)))
-	}
 	for _, c := range []struct {
 		alpha float64
 		v     Values
 	}{
-		{0.0125, many},
+		// Many distinct values and many of them, as visits' linearised
+		// differences are: most stakes lie far below the best, and the
+		// search bets on the ones near it only.
+		{0.0125, manyValues()},
 		{0.05, Values{X: []float64{0}, N: []float64{500}, Lo: -1, Hi: 1}},
 		// One value a few times: the start from the largest stake's
 		// crossing, far below the mean.
@@ -191,15 +185,9 @@ func binned(counts []float64) Values {
 // proportion) and from 400 (visits' linearised differences: 60,000 of
 // them).
 func BenchmarkBettingMean(b *testing.B) {
-	rng := rand.New(rand.NewPCG(4, 4))
-	many := Values{Lo: -1.3, Hi: 1.2}
-	for k := range 400 {
-		many.X = append(many.X, -0.6+float64(k)*0.003)
-		many.N = append(many.N, float64(1+rng.IntN(300)))
-	}
 	for name, v := range map[string]Values{
 		"values=3":   {X: []float64{-1, 0, 1}, N: []float64{30, 2000, 25}, Lo: -1, Hi: 1},
-		"values=400": many,
+		"values=400": manyValues(),
 	} {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
@@ -207,4 +195,15 @@ func BenchmarkBettingMean(b *testing.B) {
 			}
 		})
 	}
+}
+
+// manyValues are 400 distinct values, about 60,000 in all.
+func manyValues() Values {
+	rng := rand.New(rand.NewPCG(4, 4))
+	v := Values{Lo: -1.3, Hi: 1.2}
+	for k := range 400 {
+		v.X = append(v.X, -0.6+float64(k)*0.003)
+		v.N = append(v.N, float64(1+rng.IntN(300)))
+	}
+	return v
 }
