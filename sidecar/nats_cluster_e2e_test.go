@@ -395,10 +395,7 @@ func TestNATSReplicasReported(t *testing.T) {
 	t.Parallel()
 	c := testenv.RunCluster(t, 3)
 	_, js := testenv.ConnectJetStream(t, c.URLs())
-	ctx := testenv.Context(t, waitTimeout)
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "RAG", Subjects: []string{"rag.>"}, Replicas: 1}); err != nil {
-		t.Fatal(err)
-	}
+	testenv.CreateStream(t, js, jetstream.StreamConfig{Name: "RAG", Subjects: []string{"rag.>"}, Replicas: 1})
 	gold := copyFile(t, "testdata/gold_v1.jsonl", t.TempDir(), "gold.jsonl")
 	s := startClusterSidecar(t, "sidecar", clusterConfig(t, c.URLs(), gold))
 	s.CheckMetric("shadoweval_jetstream_replicas", map[string]string{"store": "stream", "name": "RAG"}, 1)

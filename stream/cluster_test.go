@@ -56,9 +56,7 @@ func TestReplicasOnCluster(t *testing.T) {
 	}
 
 	// Existing stores are used as they are, with their replica count.
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "OLD", Subjects: []string{"old.>"}, Replicas: 1}); err != nil {
-		t.Fatal(err)
-	}
+	testenv.CreateStream(t, js, jetstream.StreamConfig{Name: "OLD", Subjects: []string{"old.>"}, Replicas: 1})
 	old, err := ConsumeJetStream(ctx, nc, JetStreamOptions{Stream: "OLD", Durable: "d", Subjects: map[wire.Kind]string{wire.KindTrace: "old.>"}, StartTime: time.Now(), Replicas: 3}, func(*Message) {})
 	if err != nil {
 		t.Fatal(err)
@@ -185,9 +183,7 @@ func TestConsumeJetStreamPullsAgainAfterLostServer(t *testing.T) {
 	c := testenv.RunCluster(t, 3)
 	_, js := testenv.ConnectJetStream(t, c.URLs())
 	ctx := testenv.Context(t, 6*testenv.Timeout)
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "R1", Subjects: []string{"r1.>"}, Replicas: 1}); err != nil {
-		t.Fatal(err)
-	}
+	testenv.CreateStream(t, js, jetstream.StreamConfig{Name: "R1", Subjects: []string{"r1.>"}, Replicas: 1})
 	x := c.StreamLeader("R1")
 	if x < 0 {
 		t.Fatal("the stream has no server")

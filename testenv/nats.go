@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"context"
 	"net"
 	"strconv"
 	"testing"
@@ -163,3 +164,23 @@ func (s *Restartable) Stop() {
 
 // URL is the server's client URL, the same across restarts.
 func (s *Restartable) URL() string { return "nats://127.0.0.1:" + strconv.Itoa(s.port) }
+
+// CreateStream creates a stream as a test's set-up, asking again when an
+// answer does not come: a JetStream API request sent while the cluster's
+// meta leader changes is lost, and its context alone would wait it out.
+// Creating a stream again with the same configuration answers as the
+// first creation did.
+func CreateStream(t testing.TB, js jetstream.JetStream, cfg jetstream.StreamConfig) jetstream.Stream {
+	t.Helper()
+	var s jetstream.Stream
+	Poll(t, 6*Timeout, "stream "+cfg.Name+" to be created", func() string {
+		ctx, cancel := context.WithTimeout(context.Background(), Timeout/2)
+		defer cancel()
+		var err error
+		if s, err = js.CreateStream(ctx, cfg); err != nil {
+			return err.Error()
+		}
+		return ""
+	})
+	return s
+}
