@@ -87,7 +87,7 @@ func BettingMean(lv Levels, v Values) Interval {
 // bettingLower is inf{μ : the average capital at μ stays below 1/α} for
 // values xs (counts ns) not below lo. The capital falls as μ rises, so
 // the bound is where log of the average capital crosses log(1/α): found by
-// Newton's method kept inside a bracket, from a start the normal
+// Halley's method kept inside a bracket, from a start the normal
 // approximation suggests. What is returned is always a point at which the
 // capital was still at least 1/α, so the bound never errs on the narrow
 // side: the end of the last bracket, or the first point from which the
@@ -124,7 +124,7 @@ func bettingLower(alpha float64, xs, ns []float64, lo float64) float64 {
 	// below the best moves the average by less than a float64 shows.
 	use := uint16(1)<<len(stakes) - 1
 	for range 100 {
-		f, df, near := logCapital(x, xs, ns, lo, use)
+		f, df, d2f, near := logCapital(x, xs, ns, lo, use)
 		use = near
 		f -= target
 		if f >= 0 && df < 0 && -f/df <= tol/4 {
@@ -140,7 +140,14 @@ func bettingLower(alpha float64, xs, ns []float64, lo float64) float64 {
 		if b-a <= tol {
 			break
 		}
+		// Halley's step, which the curvature makes cubic where Newton's
+		// is quadratic, aimed an eighth of tol short of the crossing so
+		// that the next point is most likely on the safe side and close
+		// enough to stop at.
 		next := x - f/df
+		if den := 2*df*df - f*d2f; den > 0 {
+			next = x - 2*f*df/den - tol/8
+		}
 		switch {
 		case !(next > a && next < b):
 			next = a + (b-a)/2
@@ -161,29 +168,38 @@ const stakeNear = 50
 // logCapital is log of the average over stakes of the capital at μ,
 // Σ_k n_k·log(1 + θ·(x_k − μ)/(μ − lo)) for each stake θ of use (a bit a
 // stake) combined by log-sum-exp, those not used counted as 0, and its
-// derivative in μ; near is the stakes used within stakeNear of the best.
-func logCapital(mu float64, xs, ns []float64, lo float64, use uint16) (f, df float64, near uint16) {
+// first and second derivatives in μ; near is the stakes used within
+// stakeNear of the best.
+func logCapital(mu float64, xs, ns []float64, lo float64, use uint16) (f, df, d2f float64, near uint16) {
 	span := mu - lo
-	var terms, slopes [len(stakes)]float64
+	inv := 1 / span
+	var terms, slopes, curves [len(stakes)]float64
 	best := math.Inf(-1)
 	for j, th := range stakes {
 		if use&(1<<j) == 0 {
 			continue
 		}
-		l, d := 0.0, 0.0
+		// With y = θ·(x − μ)/(μ − lo), q = (x − lo)/(1 + y) and
+		// c = θ/(μ − lo)², a value's log(1 + y) has the derivatives −c·q
+		// and 2c·q/(μ − lo) − c²·q² in μ.
+		l, sq, sq2 := 0.0, 0.0, 0.0
 		for k, x := range xs {
 			if ns[k] == 0 {
 				continue
 			}
-			a := (x - mu) / span
-			l += ns[k] * math.Log1p(th*a)
-			// d/dμ of (x − μ)/(μ − lo) is −(x − lo)/(μ − lo)².
-			d -= ns[k] * th * (x - lo) / (span * span * (1 + th*a))
+			y := th * (x - mu) * inv
+			l += ns[k] * math.Log1p(y)
+			q := (x - lo) / (1 + y)
+			sq += ns[k] * q
+			sq2 += ns[k] * q * q
 		}
-		terms[j], slopes[j] = l, d
+		c := th * inv * inv
+		terms[j], slopes[j], curves[j] = l, -c*sq, 2*c*inv*sq-c*c*sq2
 		best = max(best, l)
 	}
-	var s, ds float64
+	// The log of a weighted sum: its slope is the weighted mean slope, its
+	// curvature the weighted mean of (curvature + slope²) less slope².
+	var s, ds, d2s float64
 	for j, l := range terms {
 		if use&(1<<j) == 0 {
 			continue
@@ -194,6 +210,8 @@ func logCapital(mu float64, xs, ns []float64, lo float64, use uint16) (f, df flo
 		w := math.Exp(l - best)
 		s += w
 		ds += w * slopes[j]
+		d2s += w * (curves[j] + slopes[j]*slopes[j])
 	}
-	return best + math.Log(s/float64(len(stakes))), ds / s, near
+	df = ds / s
+	return best + math.Log(s/float64(len(stakes))), df, d2s/s - df*df, near
 }

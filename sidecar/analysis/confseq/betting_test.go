@@ -34,7 +34,7 @@ func TestBettingSolvesCapital(t *testing.T) {
 		lo, hi := c.v.Lo, m
 		for range 200 {
 			mid := (lo + hi) / 2
-			if l, _, _ := logCapital(mid, c.v.X, c.v.N, c.v.Lo, 1<<len(stakes)-1); l >= target {
+			if l, _, _, _ := logCapital(mid, c.v.X, c.v.N, c.v.Lo, 1<<len(stakes)-1); l >= target {
 				lo = mid
 			} else {
 				hi = mid
@@ -57,6 +57,33 @@ func TestBettingSolvesCapital(t *testing.T) {
 	}
 	if iv := BettingMean(Both(0.05), Values{Lo: -1, Hi: 1}); iv != (Interval{-1, 1}) {
 		t.Errorf("no values: %v", iv)
+	}
+}
+
+// logCapital's slope and curvature, which the search's Halley steps use,
+// are those of its value: checked against central differences.
+func TestLogCapitalDerivatives(t *testing.T) {
+	for _, c := range []struct {
+		v   Values
+		use uint16
+	}{
+		{manyValues(), 1<<len(stakes) - 1},
+		{manyValues(), 0b000011111100},
+		{Values{X: []float64{-1, 0, 1}, N: []float64{30, 2000, 25}, Lo: -1, Hi: 1}, 1<<len(stakes) - 1},
+		{Values{X: []float64{0.3, 0.31}, N: []float64{40, 1}, Lo: -1.4, Hi: 1.2}, 0b1},
+	} {
+		for _, mu := range []float64{c.v.Lo + 0.05, c.v.Mean() - 0.1, c.v.Mean() - 0.01} {
+			const h = 1e-5
+			f, df, d2f, _ := logCapital(mu, c.v.X, c.v.N, c.v.Lo, c.use)
+			fp, dfp, _, _ := logCapital(mu+h, c.v.X, c.v.N, c.v.Lo, c.use)
+			fm, dfm, _, _ := logCapital(mu-h, c.v.X, c.v.N, c.v.Lo, c.use)
+			if want := (fp - fm) / (2 * h); math.Abs(df-want) > 1e-5*(1+math.Abs(want)) {
+				t.Errorf("μ %v, use %b: slope %v, differences %v", mu, c.use, df, want)
+			}
+			if want := (dfp - dfm) / (2 * h); math.Abs(d2f-want) > 1e-4*(1+math.Abs(want)) {
+				t.Errorf("μ %v, use %b: curvature %v, differences %v (value %v)", mu, c.use, d2f, want, f)
+			}
+		}
 	}
 }
 
