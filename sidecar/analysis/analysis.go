@@ -263,7 +263,8 @@ func (an *Analysis) keepCitedLocked(a *arms) {
 // now, once both arms have min_samples.
 func (an *Analysis) narrowLocked() {
 	a := an.armsLocked()
-	res, _, _ := judge(an.checks, &a, an.alpha, nil)
+	a.narrowing = true
+	res, _, _ := judge(an.checks, &a, an.alpha, an.run)
 	an.keepCitedLocked(&a)
 	for i := range res {
 		if res[i].nowOK {

@@ -56,17 +56,15 @@ func (comparison) bounds(c config.AnalysisCheck, a *arms, lv confseq.Levels, r *
 		if a.pairs == nil {
 			return d, iv
 		}
-		pr := quantilePaired(a.citedPairs(), p, half, pairing(a.pairs.ByRequest, a.pairs.ByQID))
+		pr := quantilePaired(a.citedPairs(), p, half, pairing(a.pairs.ByRequest, a.pairs.ByQID), pastFor(r.past, iv))
 		return d, withPaired(r, iv, pr)
 	}
 	// A pairable metric's unpaired sequence takes half the level whether
 	// or not pairs have come yet, so that the two halves add up to the
 	// level at every time.
-	unpaired := lv
-	var pr paired
-	if pairable(c.Metric) {
+	unpaired, paired := lv, pairable(c.Metric)
+	if paired {
 		unpaired = half
-		pr = pairedBounds(c.Metric, a.ks, a.pairs, half)
 	}
 	// One boundary a side, each tuned to where that side decides.
 	bLo := boundaryFor(unpaired.Lo, confseq.PlannedInformation(unpaired.Lo, c.Tolerance))
@@ -93,7 +91,31 @@ func (comparison) bounds(c config.AnalysisCheck, a *arms, lv confseq.Levels, r *
 		iv.Lo = confseq.ProportionDiffClustered(bLo, vc.Num, vc.Den, cc, vb.Num, vb.Den, cb).Lo
 		iv.Hi = confseq.ProportionDiffClustered(bHi, vc.Num, vc.Den, cc, vb.Num, vb.Den, cb).Hi
 	}
-	return d, withPaired(r, iv, pr)
+	if !paired {
+		return d, iv
+	}
+	return d, withPaired(r, iv, pairedBounds(c.Metric, a.ks, a.pairs, half, pastFor(r.past, iv)))
+}
+
+// pastFor is what the paired sequence of a check must pass for a side of
+// it to matter to a narrowing of the running bound b, iv the unpaired
+// sequence now: the narrowing keeps max(b.Lo, now.Lo) with now the
+// intersection of the two sequences (or their hull, where they do not
+// meet), which a paired lower bound at or below b.Lo leaves as it is as
+// long as b.Lo ≤ iv.Hi, and likewise above. Outside a narrowing (b not
+// set), or where that does not hold, each side is needed in any case.
+func pastFor(b Bound, iv confseq.Interval) confseq.Interval {
+	past := everySide
+	if !b.Set {
+		return past
+	}
+	if b.Lo <= iv.Hi {
+		past.Lo = b.Lo
+	}
+	if b.Hi >= iv.Lo {
+		past.Hi = b.Hi
+	}
+	return past
 }
 
 // withPaired is the interval a check decides on: the unpaired sequence iv

@@ -74,6 +74,10 @@ type CheckResult struct {
 	// the earlier ones; nowOK when both arms have min_samples.
 	now   confseq.Interval
 	nowOK bool
+	// past is the check's running bound while a narrowing judges it:
+	// only the sides of the paired sequence that pass it change what the
+	// narrowing keeps (comparison.bounds).
+	past Bound
 }
 
 // Bound is a check's running intersection of its confidence sequence:
@@ -109,8 +113,11 @@ type arms struct {
 	pairs        *window.Matches
 	ks           []int
 	cited        *citedSample // pairs' cited ΔS, once read (citedPairs)
-	spare        *citedSample // an outdated one whose memory citedPairs reuses
-	citedGen     uint64       // the pairs' Matches.TakeCitedChanges generation
+	// narrowing: the judgement narrows the running bounds it is given,
+	// and reads no more of each check than its sequence now.
+	narrowing bool
+	spare     *citedSample // an outdated one whose memory citedPairs reuses
+	citedGen  uint64       // the pairs' Matches.TakeCitedChanges generation
 }
 
 // citedPairs is the pairs' cited ΔS, unpacked on first use.
@@ -284,6 +291,9 @@ func judgeCheck(c config.AnalysisCheck, r *CheckResult, a *arms, pass, fail floa
 	if why := k.waiting(r.Samples); why != "" {
 		r.Verdict, r.Reason = Inconclusive, why
 		return
+	}
+	if a.narrowing {
+		r.past = run
 	}
 	est, iv := k.bounds(c, a, checkLevels(k, c, r.LowerIsBetter, pass, fail), r)
 	r.Estimate = ptr(est)

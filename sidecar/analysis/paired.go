@@ -71,16 +71,19 @@ func pairing(byRequest, byQID int64) string {
 // pairedBounds is the paired interval of candidate − baseline of metric,
 // each side at its level of lv, from the matched pairs m with the cut-offs ks; ok is
 // false when no pair counts the metric.
-func pairedBounds(metric string, ks []int, m *window.Matches, lv confseq.Levels) paired {
+//
+// Each paired function needs a side of its interval only where it passes
+// past (pastFor), on the check's scale.
+func pairedBounds(metric string, ks []int, m *window.Matches, lv confseq.Levels, past confseq.Interval) paired {
 	s, found := window.Lookup(metric)
 	if m == nil || !found {
 		return paired{pairing: PairedNone}
 	}
 	if s.Kind == window.Kappa {
-		return kappaPaired(&m.Judged, lv, pairing(m.JudgedByRequest, m.JudgedByQID))
+		return kappaPaired(&m.Judged, lv, pairing(m.JudgedByRequest, m.JudgedByQID), past)
 	}
 	if visits, byRequest, byQID, ok := m.PairedVisits(s, ks); ok {
-		return visitsPaired(visits, window.QuestionDecided(s), lv, pairing(byRequest, byQID))
+		return visitsPaired(visits, window.QuestionDecided(s), lv, pairing(byRequest, byQID), past)
 	}
 	t, byRequest, byQID, ok := m.Paired(s)
 	if !ok {
@@ -95,7 +98,24 @@ func pairedBounds(metric string, ks []int, m *window.Matches, lv confseq.Levels)
 		X: []float64{-1, 0, 1}, N: []float64{float64(t[1][2]), float64(t[1][1] + t[2][2]), float64(t[2][1])},
 		Lo: -1, Hi: 1,
 	}
-	return paired{pairing: pairing(byRequest, byQID), pairs: both, ok: true, est: v.Mean(), iv: confseq.BettingMean(lv, v)}
+	return paired{pairing: pairing(byRequest, byQID), pairs: both, ok: true, est: v.Mean(), iv: confseq.BettingPast(lv, v, pastIn(past, 0, 1))}
+}
+
+// everySide asks for both sides of a paired sequence, whatever they are.
+var everySide = confseq.Interval{Lo: math.Inf(-1), Hi: math.Inf(1)}
+
+// pastIn is past, on a check's scale, on the scale of the values of a
+// paired sequence whose bounds are widened by widen and clamped to
+// [−limit, limit]: a side at or beyond the clamp is needed in any case.
+func pastIn(past confseq.Interval, widen, limit float64) confseq.Interval {
+	in := everySide
+	if past.Lo > -limit {
+		in.Lo = past.Lo + widen
+	}
+	if past.Hi < limit {
+		in.Hi = past.Hi - widen
+	}
+	return in
 }
 
 // visitsPaired bounds d from the visits of a per-event proportion, each
@@ -106,7 +126,7 @@ func pairedBounds(metric string, ks []int, m *window.Matches, lv confseq.Levels)
 // differences are exact. Otherwise (precision and chr divide by the
 // answers shipped, which the two sides need not share) each pair's
 // difference is linearised around the current estimates.
-func visitsPaired(visits map[window.VisitSummary]int64, exact bool, lv confseq.Levels, how string) paired {
+func visitsPaired(visits map[window.VisitSummary]int64, exact bool, lv confseq.Levels, how string, past confseq.Interval) paired {
 	var pairs int64
 	values := map[float64]float64{}
 	v := confseq.Values{Lo: -1, Hi: 1}
@@ -163,7 +183,7 @@ func visitsPaired(visits map[window.VisitSummary]int64, exact bool, lv confseq.L
 		return paired{pairing: PairedNone}
 	}
 	v.X, v.N = sortedValues(values)
-	iv := confseq.BettingMean(lv, v)
+	iv := confseq.BettingPast(lv, v, pastIn(past, 0, 1))
 	return paired{pairing: how, pairs: pairs, ok: true, est: v.Mean(), iv: confseq.Interval{Lo: max(-1, iv.Lo), Hi: min(1, iv.Hi)}}
 }
 
@@ -172,7 +192,7 @@ func visitsPaired(visits map[window.VisitSummary]int64, exact bool, lv confseq.L
 // moves κ by (1{i=j} − p_o)/(1 − p_e) − (π_·i + π_j· − 2p_e)(1 − p_o)/(1 −
 // p_e)², with p_o the agreement, p_e the chance agreement and π the
 // label frequencies (Scholar rows, Auditor columns).
-func kappaPaired(j *window.JudgedTable, lv confseq.Levels, how string) paired {
+func kappaPaired(j *window.JudgedTable, lv confseq.Levels, how string, past confseq.Interval) paired {
 	const nl = 4
 	var n float64
 	var rowC, colC, rowB, colB [nl]float64
@@ -235,7 +255,7 @@ func kappaPaired(j *window.JudgedTable, lv confseq.Levels, how string) paired {
 			}
 		}
 	}
-	iv := confseq.BettingMean(lv, v)
+	iv := confseq.BettingPast(lv, v, pastIn(past, 0, 2))
 	return paired{est: v.Mean(), iv: confseq.Interval{Lo: max(-2, iv.Lo), Hi: min(2, iv.Hi)}, pairing: how, pairs: int64(n), ok: true}
 }
 
@@ -254,7 +274,7 @@ func kappaPaired(j *window.JudgedTable, lv confseq.Levels, how string) paired {
 // as fast as the arms agree, which the unpaired order statistics cannot,
 // every question's ΔS counting in both. The bins put each quantile within
 // one bin of the values', and the interval is widened by one bin for it.
-func quantilePaired(cs *citedSample, p float64, lv confseq.Levels, how string) paired {
+func quantilePaired(cs *citedSample, p float64, lv confseq.Levels, how string, past confseq.Interval) paired {
 	nc, nb, np := cs.nc, cs.nb, cs.np
 	// The linearisation needs values on both sides of each quantile: a
 	// handful, all alike, would claim a density, and a certainty, that
@@ -293,8 +313,8 @@ func quantilePaired(cs *citedSample, p float64, lv confseq.Levels, how string) p
 		values[d+s/float64(sh.pairs)] += n
 	}
 	v.X, v.N = sortedValues(values)
-	iv := confseq.BettingMean(lv, v)
 	const bin = 1.0 / window.CitedBins
+	iv := confseq.BettingPast(lv, v, pastIn(past, bin, 1))
 	return paired{pairing: how, pairs: int64(np), ok: true, est: v.Mean(), iv: confseq.Interval{Lo: max(-1, iv.Lo-bin), Hi: min(1, iv.Hi+bin)}}
 }
 

@@ -252,12 +252,12 @@ func TestPairedEstimateDeterministic(t *testing.T) {
 		visits[v] += 1 + int64(rng.IntN(9))
 	}
 	lv := confseq.Both(0.05).Half()
-	first := visitsPaired(visits, false, lv, PairedByQID)
+	first := visitsPaired(visits, false, lv, PairedByQID, everySide)
 	if !first.ok {
 		t.Fatal("no paired bound from 400 visits")
 	}
 	for i := range 50 {
-		if got := visitsPaired(visits, false, lv, PairedByQID); got != first {
+		if got := visitsPaired(visits, false, lv, PairedByQID, everySide); got != first {
 			t.Fatalf("read %d: %+v, first read %+v", i, got, first)
 		}
 	}
@@ -272,7 +272,6 @@ func TestReadsKeepNothingStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 3))
-	var o window.Observation
 	for k := range 4000 {
 		at := t0.Add(time.Duration(k) * 187500 * time.Microsecond)
 		if k == 1000 {
@@ -283,19 +282,7 @@ func TestReadsKeepNothingStale(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		arms := []string{"live"}
-		if k%4 == 0 {
-			arms = append(arms, "canary")
-		}
-		for _, arm := range arms {
-			q := rng.IntN(300)
-			for r := range 3 {
-				benchEvent(rng, arm, q, at.Add(time.Duration(r)*time.Second), &o)
-				if err := m.Observe(&o, o.Time); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+		observeStep(t, m, rng, k, nil)
 		for _, an := range m.List() {
 			an.Result()
 		}
@@ -318,6 +305,32 @@ func TestReadsKeepNothingStale(t *testing.T) {
 		}
 		if p90 := checkOf(t, an.Result(), "delta_s_p90"); p90.PairedInterval == nil {
 			t.Fatalf("%s: no paired ΔS p90 to compare: %+v", id, p90)
+		}
+	}
+}
+
+// observeStep observes step k of a stream in which live asks a question
+// drawn from 300 every 187.5 ms, and the canary one every fourth step,
+// each a visit of 3 runs a second apart; before, when set, is given each
+// event's time before the event is observed.
+func observeStep(t *testing.T, m *Manager, rng *rand.Rand, k int, before func(time.Time)) {
+	t.Helper()
+	at := t0.Add(time.Duration(k) * 187500 * time.Microsecond)
+	arms := []string{"live"}
+	if k%4 == 0 {
+		arms = append(arms, "canary")
+	}
+	var o window.Observation
+	for _, arm := range arms {
+		q := rng.IntN(300)
+		for r := range 3 {
+			benchEvent(rng, arm, q, at.Add(time.Duration(r)*time.Second), &o)
+			if before != nil {
+				before(o.Time)
+			}
+			if err := m.Observe(&o, o.Time); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
@@ -400,5 +413,107 @@ func TestShapesFollowBins(t *testing.T) {
 		if !maps.Equal(got, want) {
 			t.Fatalf("step %d at bins (%d, %d): kept %v, counted anew %v", step, qc, qb, got, want)
 		}
+	}
+}
+
+// TestNarrowingNeedsOnlyWhatPasses: a narrowing finds a side of a paired
+// sequence only where it passes the running bound (confseq.BettingPast),
+// and keeps the running bounds that finding every side would keep.
+func TestNarrowingNeedsOnlyWhatPasses(t *testing.T) {
+	m := newTestManager(nil)
+	if _, _, err := m.Start(StartRequest{ID: "a", Arm: "canary"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	an, _ := m.Get("a")
+	ref := make([]Bound, len(an.checks))
+	near := func(x, y float64) bool { return math.Abs(x-y) <= 1e-8 }
+	sameBound := func(x, y Bound) bool { return x.Set == y.Set && near(x.Lo, y.Lo) && near(x.Hi, y.Hi) }
+	rng := rand.New(rand.NewPCG(5, 5))
+	narrowings, sides, skipped := 0, 0, 0
+	// compare, before an event at ts is taken, judges the state a
+	// narrowing at ts would narrow with, for every side and as the
+	// narrowing judges it.
+	compare := func(ts time.Time) {
+		if period := ts.Unix() / narrowEvery; an.lastPeriod != 0 && period > an.lastPeriod {
+			// The state the first event of the period will narrow with:
+			// judged for every side, and as the narrowing judges it.
+			narrowings++
+			an.mu.Lock()
+			a := an.armsLocked()
+			full, _, _ := judge(an.checks, &a, an.alpha, nil)
+			a.narrowing = true
+			part, _, _ := judge(an.checks, &a, an.alpha, an.run)
+			an.keepCitedLocked(&a)
+			run := slices.Clone(an.run)
+			an.mu.Unlock()
+			for i := range full {
+				if !full[i].nowOK {
+					continue
+				}
+				want, got := run[i], run[i]
+				want.meet(full[i].now)
+				got.meet(part[i].now)
+				if !sameBound(got, want) {
+					t.Fatalf("narrowing %d, %s: keeps %+v, every side found %+v (running %+v)", narrowings, an.checks[i].Name, got, want, run[i])
+				}
+				if f, p := full[i].PairedInterval, part[i].PairedInterval; f != nil && p != nil {
+					sides += 2
+					for s := range 2 {
+						if !near(f[s], p[s]) {
+							skipped++
+						}
+					}
+				}
+				ref[i].meet(full[i].now)
+			}
+		}
+	}
+	for k := range 8000 {
+		observeStep(t, m, rng, k, compare)
+	}
+	for i := range ref {
+		if !sameBound(an.run[i], ref[i]) {
+			t.Errorf("%s: running bound %+v, every side found %+v", an.checks[i].Name, an.run[i], ref[i])
+		}
+	}
+	t.Logf("%d narrowings, %d paired sides, %d of them not found", narrowings, sides, skipped)
+	if skipped < sides/4 {
+		t.Errorf("only %d of %d paired sides left unfound: the fixture does not test the shortcut", skipped, sides)
+	}
+}
+
+// TestPastForKeepsNarrowing: whatever the running bound, the unpaired
+// and the paired sequences (meeting or not), a paired side left at the
+// end of its range where it does not pass pastFor's bound narrows the
+// running bound as the side itself would.
+func TestPastForKeepsNarrowing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	interval := func() confseq.Interval {
+		x, y := rng.Float64()*2-1, rng.Float64()*2-1
+		return confseq.Interval{Lo: min(x, y), Hi: max(x, y)}
+	}
+	left := 0
+	for range 200000 {
+		r, u, p := interval(), interval(), interval()
+		run := Bound{Lo: r.Lo, Hi: r.Hi, Set: true}
+		past := pastFor(run, u)
+		found := p
+		if p.Lo <= past.Lo {
+			found.Lo = -1 - rng.Float64()
+			left++
+		}
+		if p.Hi >= past.Hi {
+			found.Hi = 1 + rng.Float64()
+			left++
+		}
+		want, got := run, run
+		want.meet(intersect(u, p))
+		got.meet(intersect(u, found))
+		if got != want {
+			t.Fatalf("running %v, unpaired %v, paired %v left as %v: narrows to %+v, not %+v", r, u, p, found, got, want)
+		}
+	}
+	if left == 0 {
+		t.Fatal("no side was left unfound")
 	}
 }

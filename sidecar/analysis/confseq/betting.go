@@ -71,16 +71,27 @@ func (v *Values) Count() float64 {
 // BettingMean bounds the mean of v: each side holds at its level of lv
 // over every sample size at once. Without values it is [Lo, Hi].
 func BettingMean(lv Levels, v Values) Interval {
+	return BettingPast(lv, v, Interval{math.Inf(-1), math.Inf(1)})
+}
+
+// BettingPast is BettingMean for a reading that needs a side of the
+// interval only where it passes past: the lower bound where it lies above
+// past.Lo, the upper where it lies below past.Hi (an infinite side: in
+// any case). A side that would not pass is left at its end of the range
+// (v.Lo or v.Hi), which an intersection with past makes the same, at the
+// cost of one evaluation of the capital, or none; a side that would pass
+// is searched for from past, where the capital is then known.
+func BettingPast(lv Levels, v Values, past Interval) Interval {
 	if v.Count() <= 0 || !(v.Hi > v.Lo) {
 		return Interval{v.Lo, v.Hi}
 	}
-	lo := bettingLower(lv.Lo, v.X, v.N, v.Lo)
+	lo := bettingLower(lv.Lo, v.X, v.N, v.Lo, past.Lo)
 	// The upper bound is the lower bound of −X.
 	neg := make([]float64, len(v.X))
 	for k, x := range v.X {
 		neg[k] = -x
 	}
-	hi := -bettingLower(lv.Hi, neg, v.N, -v.Hi)
+	hi := -bettingLower(lv.Hi, neg, v.N, -v.Hi, -past.Hi)
 	return Interval{lo, hi}
 }
 
@@ -91,15 +102,16 @@ func BettingMean(lv Levels, v Values) Interval {
 // approximation suggests. What is returned is always a point at which the
 // capital was still at least 1/α, so the bound never errs on the narrow
 // side: the end of the last bracket, or the first point from which the
-// slope puts the crossing within a quarter of the tolerance.
-func bettingLower(alpha float64, xs, ns []float64, lo float64) float64 {
+// slope puts the crossing within a quarter of the tolerance. Where past is
+// above lo, a bound not above it is lo, and the search starts at past.
+func bettingLower(alpha float64, xs, ns []float64, lo, past float64) float64 {
 	var n, sum float64
 	for k, x := range xs {
 		n += ns[k]
 		sum += ns[k] * x
 	}
 	mean := sum / n
-	if !(mean > lo) {
+	if !(mean > lo) || past >= mean {
 		return lo
 	}
 	var ss float64
@@ -118,15 +130,29 @@ func bettingLower(alpha float64, xs, ns []float64, lo float64) float64 {
 	r := math.Expm1((target+math.Log(float64(len(stakes))))/n) / stakes[0]
 	guess = min(guess, (mean+r*lo)/(1+r))
 	x := max(guess, lo+(mean-lo)/64)
-	// After the first point only the stakes near the best there are bet
-	// on: one left out only lowers the average, so a point the rest put
-	// at or above 1/α is still on the safe side, and one e^stakeNear
-	// below the best moves the average by less than a float64 shows.
+	// The capital falls as μ rises: where it is below 1/α at past, the
+	// bound is below past.
+	from := past > lo
+	if from {
+		x = past
+	}
+	// After a point whose average capital is within e^(stakeNear/2) of
+	// 1/α, only the stakes near the best there are bet on: one left out
+	// only lowers the average, so a point the rest put at or above 1/α is
+	// still on the safe side; and one e^stakeNear below the best there is
+	// below e^(−stakeNear/2)/α at the crossing, further on, where the
+	// average is 1/α: it moves the average by less than a float64 shows.
 	use := uint16(1)<<len(stakes) - 1
 	for range 100 {
 		f, df, d2f, near := logCapital(x, xs, ns, lo, use)
-		use = near
 		f -= target
+		if f < stakeNear/2 {
+			use = near
+		}
+		if from && f < 0 {
+			return lo
+		}
+		from = false
 		if f >= 0 && df < 0 && -f/df <= tol/4 {
 			// The crossing is within a quarter of tol above x, by the
 			// slope: x is the bound, and no step across it is needed.

@@ -87,6 +87,52 @@ func TestLogCapitalDerivatives(t *testing.T) {
 	}
 }
 
+// BettingPast leaves a side that does not pass past at its end of the
+// range, and finds one that does as BettingMean does, from past.
+func TestBettingPast(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	cases := []Values{manyValues(), {X: []float64{-1, 0, 1}, N: []float64{30, 2000, 25}, Lo: -1, Hi: 1}, {X: []float64{0.3, 0.31}, N: []float64{40, 1}, Lo: -1.4, Hi: 1.2}}
+	passed, left := 0, 0
+	for _, v := range cases {
+		full := BettingMean(Both(0.01), v)
+		for range 200 {
+			past := Interval{Lo: full.Lo + (rng.Float64()-0.5)*0.2, Hi: full.Hi + (rng.Float64()-0.5)*0.2}
+			if rng.IntN(8) == 0 {
+				past = Interval{Lo: v.Lo - 1, Hi: v.Hi + 1}
+			}
+			got := BettingPast(Both(0.01), v, past)
+			sides := []struct {
+				name            string
+				got, full, past float64
+				end             float64
+				passes          bool
+			}{
+				{"lower", got.Lo, full.Lo, past.Lo, v.Lo, full.Lo > past.Lo},
+				{"upper", got.Hi, full.Hi, past.Hi, v.Hi, full.Hi < past.Hi},
+			}
+			for _, s := range sides {
+				if math.Abs(s.full-s.past) < 1e-7 {
+					continue // too near to say which it should be
+				}
+				if !s.passes {
+					left++
+					if s.got != s.end {
+						t.Errorf("%s bound %v does not pass %v: got %v, want the end %v", s.name, s.full, s.past, s.got, s.end)
+					}
+					continue
+				}
+				passed++
+				if math.Abs(s.got-s.full) > 1e-8 {
+					t.Errorf("%s bound %v passes %v: got %v", s.name, s.full, s.past, s.got)
+				}
+			}
+		}
+	}
+	if passed == 0 || left == 0 {
+		t.Fatalf("%d sides passed, %d did not: the fixture misses a case", passed, left)
+	}
+}
+
 // Each side holds at its own level: the lower bound at Levels.Lo is the
 // one BettingMean gives at that level on both sides, and so is the upper.
 func TestBettingLevels(t *testing.T) {
