@@ -140,6 +140,12 @@ type Analysis struct {
 	// recorded is the judgement of the last record (Manager.Tick); nil
 	// before the first.
 	recorded *Result
+	// frozen: the analysis has ended and been detached from the stream
+	// (Manager.rerouteLocked), so nothing it holds changes any more, and
+	// frozenRecorded: recorded was judged since. An ended analysis stays
+	// for analysis.retention, and the tick need not judge it anew every
+	// time.
+	frozen, frozenRecorded bool
 	// run holds each check's running intersection, narrowed once per
 	// narrowEvery seconds of event time: the first event of a later period
 	// than any seen (lastPeriod) narrows it with the sequences before
@@ -293,6 +299,11 @@ func (an *Analysis) resultLocked() Result {
 func (an *Analysis) record(now time.Time) (Result, bool) {
 	an.mu.Lock()
 	defer an.mu.Unlock()
+	if an.frozenRecorded {
+		an.last = an.recorded.Verdict
+		return *an.recorded, false
+	}
+	an.frozenRecorded = an.frozen
 	r := an.resultLocked()
 	changed := r.Verdict != an.last
 	an.last = r.Verdict

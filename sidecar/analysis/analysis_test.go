@@ -419,6 +419,45 @@ func TestPairs(t *testing.T) {
 	}
 }
 
+// TestEndedAnalysisJudgedOnce: the tick judges an ended analysis once
+// more after its end, then answers that judgement: nothing it holds
+// changes, and it stays for analysis.retention.
+func TestEndedAnalysisJudgedOnce(t *testing.T) {
+	m := newTestManager(nil)
+	if _, _, err := m.Start(StartRequest{ID: "a", Arm: "canary"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	an, _ := m.Get("a")
+	rng := rand.New(rand.NewPCG(7, 7))
+	feed(t, m, rng, "canary", healthy, 2000, t0)
+	feed(t, m, rng, "live", healthy, 8000, t0)
+	running, _ := an.record(t0.Add(time.Minute))
+	feed(t, m, rng, "canary", healthy, 500, t0.Add(30*time.Second))
+	if r, _ := an.record(t0.Add(2 * time.Minute)); r.Events.Arm != running.Events.Arm+500 {
+		t.Fatalf("a running analysis' record has %d canary events, want %d", r.Events.Arm, running.Events.Arm+500)
+	}
+	if _, ok := m.End("a", t0.Add(3*time.Minute)); !ok {
+		t.Fatal("end a")
+	}
+	ended, _ := an.record(t0.Add(3 * time.Minute))
+	feed(t, m, rng, "canary", healthy, 500, t0.Add(time.Minute))
+	again, changed := an.record(t0.Add(4 * time.Minute))
+	fresh := an.Result()
+	asJSON := func(r Result) string {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if changed || asJSON(again) != asJSON(ended) || asJSON(again) != asJSON(fresh) {
+		t.Errorf("ended analysis recorded\n%s\nthen\n%s (changed %v); judged anew\n%s", asJSON(ended), asJSON(again), changed, asJSON(fresh))
+	}
+	if allocs := testing.AllocsPerRun(5, func() { an.record(t0.Add(5 * time.Minute)) }); allocs != 0 {
+		t.Errorf("recording an ended analysis allocates %v times: judged anew", allocs)
+	}
+}
+
 func confseqInterval(lo, hi float64) confseq.Interval { return confseq.Interval{Lo: lo, Hi: hi} }
 
 // Each check's sequence is intersected with its earlier readings, taken

@@ -306,6 +306,7 @@ func (m *Manager) rerouteLocked() {
 			an.cand.Detach()
 			an.base.Detach()
 			an.matched.Detach()
+			an.frozen = true
 		}
 	}
 	route := map[string]*armRoute{}
