@@ -6,9 +6,10 @@ package sidecar
 // checkpoints them in the analysis.kv_bucket KV bucket.
 //
 // What a checkpoint holds depends on the mode. In JetStream mode it holds
-// the analysis' spec and end only: a restart replays the stream from the
-// start of the oldest running analysis, so the accumulators come back the
-// same as an uninterrupted run's. With core NATS, which keeps nothing, it
+// a running analysis' spec and end only: a restart replays the stream from
+// the start of the oldest running analysis, so the accumulators come back
+// the same as an uninterrupted run's. An ended one's, which the replay
+// does not reach, are saved once it has ended, except in a cluster. With core NATS, which keeps nothing, it
 // holds the accumulators too, written on every tick: a restart resumes from
 // the last one, and the events of the gap between the checkpoint and the
 // restart are lost as core NATS loses them.
@@ -118,8 +119,17 @@ func (a *App) checkpoint(ctx context.Context, x *analysis.Analysis) {
 		return
 	}
 	modes := []analysis.SaveMode{analysis.SaveSpec}
-	if !a.cfg.NATS.JetStream {
+	switch {
+	case !a.cfg.NATS.JetStream:
 		modes = []analysis.SaveMode{analysis.SaveAll, analysis.SaveClosedGroups}
+	case !x.Running() && a.cluster == nil:
+		// The replay starts at the oldest running analysis, so an ended
+		// one comes back with its accumulators only from its checkpoint,
+		// written once it has ended and nothing it holds changes; too
+		// large for one message, its spec and end at least. In a cluster
+		// every member writes the same key with its own part, so there
+		// the spec and end are all a checkpoint can hold.
+		modes = []analysis.SaveMode{analysis.SaveAll, analysis.SaveClosedGroups, analysis.SaveSpec}
 	}
 	limit := a.nc.MaxPayload() - 1024 // the KV's headers
 	var err error
@@ -133,7 +143,9 @@ func (a *App) checkpoint(ctx context.Context, x *analysis.Analysis) {
 			break
 		}
 		if int64(len(data)) > limit && i+1 < len(modes) {
-			if an.truncated.CompareAndSwap(false, true) {
+			if modes[i+1] == analysis.SaveSpec {
+				a.log.Warn("ended analysis too large for one NATS message with its accumulators: its checkpoint keeps its spec and end, and after a restart it reads without events", "analysis", x.Spec().ID, "bytes", len(data), "max_payload", a.nc.MaxPayload())
+			} else if an.truncated.CompareAndSwap(false, true) {
 				a.log.Warn("analysis checkpoints too large for one NATS message: the λ groups still open are left out", "analysis", x.Spec().ID, "bytes", len(data), "max_payload", a.nc.MaxPayload())
 			}
 			continue

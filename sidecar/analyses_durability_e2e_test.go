@@ -277,6 +277,57 @@ func TestAnalysisJetStreamReplayFromStart(t *testing.T) {
 	sameAnalysis(t, "A replayed from the analysis' start vs B", ra, rb, 6)
 }
 
+// TestAnalysisJetStreamEndedRestart: in JetStream mode an ended analysis,
+// which stays readable for analysis.retention but which the replay (from
+// the oldest running analysis) does not reach, comes back after kill -9
+// from its checkpoint with the same events, checks and end.
+func TestAnalysisJetStreamEndedRestart(t *testing.T) {
+	t.Parallel()
+	ns := testenv.RunRestartable(t)
+	genOpt := gen.Options{Seed: 20310308, Items: 300, Awkward: -1}
+	gold := writeGenGold(t, genOpt)
+	cfgA := writeChildConfig(t, childConfig{url: ns.URL(), gold: gold, durable: "ended", bucket: "analyses_ended", jetstream: true})
+	a := startSidecarProcess(t, "sidecar A", cfgA)
+	a.waitReady("A", http.StatusOK)
+	const id = "canary-ended"
+	a.startAnalysis(id)
+	_, js := testenv.ConnectJetStream(t, ns.URL())
+	ctx := testenv.Context(t, waitTimeout)
+	genOpt.Arms = []string{"live", "canary"}
+	src := gen.NewTraceSource(genOpt)
+	const n = 300
+	for range n {
+		for _, arm := range genOpt.Arms {
+			if _, err := js.Publish(ctx, "rag.trace."+arm, src.NextFor(arm)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	a.waitAnalysisEvents(id, n, n)
+	if code, _, out := a.Do(http.MethodDelete, "/api/v1/analyses/"+id, nil, "", ""); code != http.StatusOK {
+		t.Fatalf("DELETE /api/v1/analyses/%s: %d %s", id, code, out)
+	}
+	ended := a.analysis(id)
+	if ended.Ended == nil {
+		t.Fatalf("analysis not ended: %+v", ended)
+	}
+	kv, err := js.KeyValue(ctx, "analyses_ended")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := kvCheckpoint(ctx, t, kv, id); s.Ended.IsZero() || len(s.Candidate) == 0 || len(s.Baseline) == 0 || s.Events != ended.Events {
+		t.Errorf("ended analysis' checkpoint: ended %v, %d and %d bytes of accumulators, events %+v; want its end, accumulators and %+v", s.Ended, len(s.Candidate), len(s.Baseline), s.Events, ended.Events)
+	}
+	a.kill()
+	a = startSidecarProcess(t, "sidecar A (restarted)", cfgA)
+	a.waitReady("A", http.StatusOK)
+	back := a.analysis(id)
+	if back.Ended == nil || !back.Ended.Equal(*ended.Ended) || back.EndReason != ended.EndReason {
+		t.Errorf("after the restart: ended %v (%s), want %v (%s)", back.Ended, back.EndReason, ended.Ended, ended.EndReason)
+	}
+	sameAnalysis(t, "ended analysis after kill -9 vs before", back, ended, 6)
+}
+
 // kvCheckpoint reads analysis id's checkpoint from bucket.
 func kvCheckpoint(ctx context.Context, t *testing.T, kv jetstream.KeyValue, id string) analysis.Saved {
 	t.Helper()
