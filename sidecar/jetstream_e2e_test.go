@@ -444,10 +444,13 @@ func TestJetStreamKillRestart(t *testing.T) {
 	_, js := testenv.ConnectJetStream(t, ns.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
 	ctx := testenv.Context(t, waitTimeout)
 
-	// The events are stamped a minute back: a window read at now leaves
-	// out the buckets that begin after now, so events stamped ahead of
-	// the clock would make two reads a moment apart differ.
-	t0 := time.Now().Add(-time.Minute)
+	// The events are stamped 20 s back. A window read at now leaves out
+	// the buckets that begin after now, so events stamped ahead of the
+	// clock would make two reads a moment apart differ; and an event more
+	// than window.max_lateness (1 minute) behind the clock is late, so
+	// events stamped a minute back turned late in A's replay after the
+	// restart, and not in B. 20 s leaves A 40 s to replay.
+	t0 := time.Now().Add(-20 * time.Second)
 	pubs := jsTraffic(0, 400, t0)
 	want := expectedEvents(pubs)
 	var published atomic.Int64
