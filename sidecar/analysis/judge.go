@@ -116,8 +116,11 @@ type arms struct {
 	// narrowing: the judgement narrows the running bounds it is given,
 	// and reads no more of each check than its sequence now.
 	narrowing bool
-	spare     *citedSample // an outdated one whose memory citedPairs reuses
-	citedGen  uint64       // the pairs' Matches.TakeCitedChanges generation
+	// narrows, in a narrowing, are the checks it narrows; the others are
+	// not judged.
+	narrows  []bool
+	spare    *citedSample // an outdated one whose memory citedPairs reuses
+	citedGen uint64       // the pairs' Matches.TakeCitedChanges generation
 }
 
 // citedPairs is the pairs' cited ΔS, unpacked on first use.
@@ -171,6 +174,9 @@ func judge(checks []config.AnalysisCheck, a *arms, alpha float64, run []Bound) (
 		r := &res[i]
 		r.Level, r.PassLevel = 1-fail, 1-alpha
 		if r.Verdict == NoData {
+			continue
+		}
+		if a.narrows != nil && !a.narrows[i] {
 			continue
 		}
 		var b Bound

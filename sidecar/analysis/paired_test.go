@@ -445,9 +445,10 @@ func TestNarrowingNeedsOnlyWhatPasses(t *testing.T) {
 			part, _, _ := judge(an.checks, &a, an.alpha, an.run)
 			an.keepCitedLocked(&a)
 			run := slices.Clone(an.run)
+			narrows := an.narrowsLocked(period)
 			an.mu.Unlock()
 			for i := range full {
-				if !full[i].nowOK {
+				if !full[i].nowOK || narrows == nil || !narrows[i] {
 					continue
 				}
 				want, got := run[i], run[i]
@@ -515,5 +516,103 @@ func TestPastForKeepsNarrowing(t *testing.T) {
 	}
 	if left == 0 {
 		t.Fatal("no side was left unfound")
+	}
+}
+
+// TestDecidedChecksNarrowSparsely: a check its running bound passes or
+// fails is narrowed only at the periods of decidedNarrowingBetween; every
+// other check is narrowed every period, to the bound narrowing every
+// check every period keeps; and a reading at any period gives each check
+// the verdict that narrowing everything would give.
+func TestDecidedChecksNarrowSparsely(t *testing.T) {
+	m := newTestManager(nil)
+	if _, _, err := m.Start(StartRequest{ID: "a", Arm: "canary"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	an, _ := m.Get("a")
+	// ref narrows every check at every period.
+	ref := make([]Bound, len(an.checks))
+	near := func(x, y float64) bool { return math.Abs(x-y) <= 1e-8 }
+	sameBound := func(x, y Bound) bool { return x.Set == y.Set && near(x.Lo, y.Lo) && near(x.Hi, y.Hi) }
+	rng := rand.New(rand.NewPCG(6, 6))
+	var prevRun []Bound
+	var prevNarrows []bool
+	periods, skipped, decidedNarrowed := 0, 0, 0
+	decided := map[string]bool{}
+	compare := func(ts time.Time) {
+		period := ts.Unix() / narrowEvery
+		if an.lastPeriod == 0 || period <= an.lastPeriod {
+			return
+		}
+		periods++
+		an.mu.Lock()
+		defer an.mu.Unlock()
+		// What the narrowing at the last period left alone is as it was.
+		for i := range prevRun {
+			if (prevNarrows == nil || !prevNarrows[i]) && an.run[i] != prevRun[i] {
+				t.Fatalf("period %d, %s: narrowed to %+v though not due (was %+v)", periods, an.checks[i].Name, an.run[i], prevRun[i])
+			}
+		}
+		a := an.armsLocked()
+		full, _, _ := judge(an.checks, &a, an.alpha, nil)
+		read, _, _ := judge(an.checks, &a, an.alpha, an.run)
+		every, _, _ := judge(an.checks, &a, an.alpha, ref)
+		an.keepCitedLocked(&a)
+		narrows := an.narrowsLocked(period)
+		due := decidedNarrowingBetween(an.lastPeriod-an.startPeriod(), period-an.startPeriod())
+		for i, c := range an.checks {
+			if read[i].Verdict != every[i].Verdict {
+				t.Fatalf("period %d, %s: read %s %v, narrowing everything %s %v", periods, c.Name, read[i].Verdict, read[i].Interval, every[i].Verdict, every[i].Interval)
+			}
+			isDecided := false
+			if b := an.run[i]; b.Set {
+				v, _ := checkKinds[c.Kind()].decide(c, window.LowerIsBetter(c.Metric), confseq.Interval{Lo: b.Lo, Hi: b.Hi})
+				isDecided = v == Pass || v == Fail
+			}
+			if !isDecided && !sameBound(an.run[i], ref[i]) {
+				t.Fatalf("period %d, %s (undecided): running bound %+v, narrowing everything %+v", periods, c.Name, an.run[i], ref[i])
+			}
+			if isDecided {
+				decided[c.Name] = true
+				if narrows == nil || !narrows[i] {
+					if due {
+						t.Fatalf("period %d, %s: decided and due, but not narrowed", periods, c.Name)
+					}
+					skipped++
+				} else {
+					decidedNarrowed++
+				}
+			} else if narrows == nil || !narrows[i] {
+				t.Fatalf("period %d, %s: undecided, but not narrowed", periods, c.Name)
+			}
+			if full[i].nowOK {
+				ref[i].meet(full[i].now)
+			}
+		}
+		prevRun, prevNarrows = slices.Clone(an.run), narrows
+	}
+	for k := range 12000 {
+		observeStep(t, m, rng, k, compare)
+	}
+	t.Logf("%d periods; %d checks decided; narrowings of decided checks: %d left out, %d made", periods, len(decided), skipped, decidedNarrowed)
+	if len(decided) < len(an.checks)/2 || skipped < 10*decidedNarrowed {
+		t.Errorf("%d of %d checks decided, %d narrowings of them left out and %d made: the fixture does not test the schedule", len(decided), len(an.checks), skipped, decidedNarrowed)
+	}
+}
+
+// TestDecidedNarrowingSchedule: the ages at which decided checks are
+// narrowed: every period up to 8, then 16, 32, 64, ….
+func TestDecidedNarrowingSchedule(t *testing.T) {
+	for _, c := range []struct {
+		from, to int64
+		want     bool
+	}{
+		{0, 1, true}, {1, 2, true}, {7, 8, true}, {8, 9, false}, {8, 15, false}, {8, 16, true},
+		{15, 16, true}, {16, 31, false}, {16, 32, true}, {0, 100, true}, {64, 127, false}, {100, 128, true},
+		{4096, 8191, false}, {8191, 8192, true}, {5, 5, false},
+	} {
+		if got := decidedNarrowingBetween(c.from, c.to); got != c.want {
+			t.Errorf("ages (%d, %d]: %v, want %v", c.from, c.to, got, c.want)
+		}
 	}
 }
