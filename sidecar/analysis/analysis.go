@@ -195,8 +195,8 @@ func (an *Analysis) takesLocked(ns, period int64) bool {
 // as soon as the sequence reaches it. A check its running bound already
 // passes or fails keeps that verdict whatever further narrowing does (a
 // narrower interval inside a passing one passes), so it is narrowed only
-// at the periods of decidedNarrowings, which keep its interval close to
-// the tightest its sequences reached at a fraction of the cost. Both
+// at the ages decidedNarrowingBetween gives, which keep its interval close
+// to the tightest its sequences reached at a fraction of the cost. Both
 // depend only on the running bounds and the periods, which a checkpoint
 // keeps and a replay meets in the same order.
 func (an *Analysis) narrowsLocked(period int64) []bool {
@@ -231,7 +231,7 @@ func (an *Analysis) startPeriod() int64 { return an.spec.Start.Unix() / narrowEv
 // decidedNarrowingBetween tells whether a narrowing of decided checks
 // falls in the periods (from, to] of the analysis' age: at each of its
 // first 8 periods, then each time the age has doubled (16, 32, 64, …):
-// 13 narrowings in its first hour, 18 in a day.
+// 13 narrowings in its first hour, 18 in a day, those 8 included.
 func decidedNarrowingBetween(from, to int64) bool {
 	at := int64(1)
 	for at <= from {
@@ -337,15 +337,15 @@ func (an *Analysis) narrowLocked(narrows []bool) {
 	// baseline) has nothing to narrow: when no other is narrowed, the
 	// pairs are not folded either, which the next reading does.
 	candM, baseM := an.cand.Metrics(), an.base.Metrics()
-	any := false
+	left := false
 	for i, c := range an.checks {
 		k := checkKinds[c.Kind()]
 		if s := (Samples{Arm: candM[c.Metric].Samples, Baseline: baseM[c.Metric].Samples}); narrows[i] && (k == nil || !k.hasData(s) || k.waiting(s) != "") {
 			narrows[i] = false
 		}
-		any = any || narrows[i]
+		left = left || narrows[i]
 	}
-	if !any {
+	if !left {
 		return
 	}
 	a := an.armsWithLocked(candM, baseM)
