@@ -270,6 +270,17 @@ func (m *Matches) addTables(o *Matches, sign int64) {
 	m.JudgedByQID += sign * o.JudgedByQID
 }
 
+// empty reports whether m counts nothing.
+func (m *Matches) empty() bool {
+	for _, vs := range m.Visits {
+		if len(vs) != 0 {
+			return false
+		}
+	}
+	return len(m.Cited) == 0 && m.Lambda == [2]Table{} && m.Judged == JudgedTable{} &&
+		m.ByRequest == 0 && m.ByQID == 0 && m.JudgedByRequest == 0 && m.JudgedByQID == 0
+}
+
 // tables is a copy of m's fixed-size counts, without the visits.
 func (m *Matches) tables() *Matches {
 	c := *m
@@ -733,6 +744,9 @@ type Matcher struct {
 	groups  map[uint64]*pairedGroup
 	tot     *Matches
 	views   []*Matched
+	// shared counts the views that read tot itself (Matched.shared), and
+	// own the others: only those fold the journal.
+	shared, own int
 	// closed holds the visits closed since the view that folded least
 	// recently last did (journal[0] is the closed[base]-th visit ever):
 	// a view folds the visits it has not seen from here, so a read costs
@@ -976,7 +990,7 @@ func (mt *Matcher) closeVisit(v *openVisit) {
 		}
 	}
 	c.addTo(mt.tot, 1)
-	if len(mt.views) > 0 {
+	if mt.own > 0 {
 		mt.journal = append(mt.journal, c)
 	}
 	if v.lo < mt.lo || v.hi >= mt.hi {
@@ -992,7 +1006,9 @@ func (mt *Matcher) closeVisit(v *openVisit) {
 func (mt *Matcher) trim() {
 	seen := mt.base + len(mt.journal)
 	for _, v := range mt.views {
-		seen = min(seen, v.seen)
+		if !v.shared {
+			seen = min(seen, v.seen)
+		}
 	}
 	if k := seen - mt.base; k > 0 {
 		n := copy(mt.journal, mt.journal[k:])
@@ -1081,9 +1097,17 @@ func (mt *Matcher) OfferJudged(side int, p *PairObservation, t int64) error {
 
 // Matched is one analysis' share of a Matcher: the pairs whose events all
 // lie in its time, [start, end). Detached, it is counts of its own.
+//
+// A view attached before its Matcher counted anything, and from which no
+// pair has been left out since, has taken every pair of the total: it
+// shares the total rather than folding each closed visit into counts of
+// its own, so that analyses of the same arms started together (several
+// check sets of one canary) pay for their pairs once. The first pair left
+// out of it, a restore, or detaching, gives it its own copy.
 type Matched struct {
-	mt  *Matcher
-	own *Matches
+	mt     *Matcher
+	own    *Matches
+	shared bool
 	// Attached: the total's fixed-size counts when last folded, the
 	// journal's visits seen by then, and the pairs of the total not taken
 	// since.
@@ -1102,12 +1126,14 @@ func NewMatched(ks []int, start, end int64) *Matched {
 
 // Restore sets the counts taken so far (from a checkpoint).
 func (v *Matched) Restore(m *Matches) {
+	v.unshare()
 	v.fold()
 	v.own = m.clone()
 	v.own.logCited = true
 }
 
 func (v *Matched) excluded() *Matches {
+	v.unshare()
 	if v.ex == nil {
 		v.ex = NewMatches(v.mt.ks)
 	}
@@ -1132,7 +1158,48 @@ func (v *Matched) AttachTo(mt *Matcher) {
 	v.mt = mt
 	v.mark, v.ex, v.seen = mt.tot.tables(), nil, mt.base+len(mt.journal)
 	mt.views = append(mt.views, v)
+	if shareTotals && v.own.empty() && mt.tot.empty() {
+		v.shared, v.mark = true, nil
+		mt.shared++
+		// The shared views' reader follows the total's changes to Cited
+		// as an own view's reader follows its own.
+		mt.tot.logCited = true
+	} else {
+		mt.own++
+	}
 	mt.refresh()
+}
+
+// shareTotals lets views share their Matcher's total; off, every view
+// folds its own counts, which the tests take for reference.
+var shareTotals = true
+
+// Shared is the Matcher whose total v reads when it shares it, else nil.
+func (v *Matched) Shared() *Matcher {
+	if v.shared {
+		return v.mt
+	}
+	return nil
+}
+
+// unshare gives a view that shares its Matcher's total a copy of its own,
+// from which pairs can then be left out, and makes it fold from here on.
+func (v *Matched) unshare() {
+	if !v.shared {
+		return
+	}
+	mt := v.mt
+	v.shared = false
+	v.own = mt.tot.clone()
+	v.own.logCited = true
+	v.own.citedChanged()
+	v.mark, v.ex, v.seen = mt.tot.tables(), nil, mt.base+len(mt.journal)
+	mt.shared--
+	mt.own++
+	if mt.shared == 0 {
+		mt.tot.logCited = false
+		mt.tot.citedChanged()
+	}
 }
 
 // Detach folds in what v gained through its Matcher and leaves it.
@@ -1140,8 +1207,10 @@ func (v *Matched) Detach() {
 	if v.mt == nil {
 		return
 	}
+	v.unshare()
 	v.fold()
 	mt := v.mt
+	mt.own--
 	mt.views = slices.DeleteFunc(mt.views, func(x *Matched) bool { return x == v })
 	mt.refresh()
 	mt.trim()
@@ -1162,7 +1231,7 @@ func (mt *Matcher) refresh() {
 // visits closed since, from the journal), less the pairs not taken.
 func (v *Matched) fold() {
 	mt := v.mt
-	if mt == nil {
+	if mt == nil || v.shared {
 		return
 	}
 	for i := v.seen - mt.base; i < len(mt.journal); i++ {
@@ -1182,12 +1251,15 @@ func (v *Matched) fold() {
 // Counts are the pairs taken so far (a copy).
 func (v *Matched) Counts() *Matches {
 	v.fold()
-	return v.own.clone()
+	return v.Read().clone()
 }
 
 // Read is the pairs taken so far, not a copy: the caller reads it before
 // anything else reaches v, and does not change it.
 func (v *Matched) Read() *Matches {
+	if v.shared {
+		return v.mt.tot
+	}
 	v.fold()
 	return v.own
 }

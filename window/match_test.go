@@ -2,7 +2,9 @@ package window
 
 import (
 	"math"
+	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -282,5 +284,122 @@ func TestMatcherCitedVisits(t *testing.T) {
 		if !CitedVisit(bad).invalid() {
 			t.Errorf("%q: valid", bad)
 		}
+	}
+}
+
+// Views that share their Matcher's total count what views folding their
+// own counts do, through every way a view stops sharing (a pair left out
+// at its end, a restore, detaching) and beside a view attached later; the
+// shared total lists its changes to Cited for their one reader.
+func TestMatchedSharedViews(t *testing.T) {
+	type step struct {
+		side int
+		o    *Observation
+		at   int64
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	var steps []step
+	for i := range 6000 {
+		q := rng.IntN(40)
+		at := int64(i)*sec/4 - rng.Int64N(3*sec) // some late
+		req := ""
+		if rng.IntN(2) == 0 {
+			req = "r" + strconv.Itoa(i/2)
+		}
+		cited := -1.0
+		if rng.IntN(3) > 0 {
+			cited = float64(q%10) / 10
+		}
+		o := cobs("q"+strconv.Itoa(q), cited)
+		o.RequestID, o.Hit = req, rng.IntN(10) < 8
+		steps = append(steps, step{side: i % 2, o: o, at: at})
+	}
+	type run struct {
+		mt    *Matcher
+		views map[string]*Matched
+	}
+	// play feeds the steps to a Matcher with views a, b, c (attached
+	// before any pair), d (attached a third of the way) and r (restored
+	// at half way), calling check at every 500th step.
+	play := func(share bool, check func(i int, r run)) {
+		shareTotals = share
+		defer func() { shareTotals = true }()
+		ks := matchKs
+		r := run{mt: NewMatcher(MatchOptions{Ks: ks, MinRuns: 3, Horizon: 20 * sec, MaxPending: 1000, Gap: 2 * sec, Lateness: 3 * sec}), views: map[string]*Matched{}}
+		for _, name := range []string{"a", "b", "c", "r"} {
+			r.views[name] = NewMatched(ks, 0, math.MaxInt64)
+			r.views[name].AttachTo(r.mt)
+		}
+		for i, s := range steps {
+			switch i {
+			case 1500:
+				r.views["b"].SetEnd(s.at)
+			case 2000:
+				r.views["d"] = NewMatched(ks, s.at, math.MaxInt64)
+				r.views["d"].AttachTo(r.mt)
+			case 3000:
+				r.views["r"].Restore(r.views["r"].Counts())
+			case 4000:
+				r.views["c"].Detach()
+			}
+			r.mt.Offer(s.side, s.o, s.at)
+			if i%500 == 499 {
+				check(i, r)
+			}
+		}
+	}
+	want := map[int]map[string][]byte{}
+	play(false, func(i int, r run) {
+		want[i] = map[string][]byte{}
+		for name, v := range r.views {
+			if v.Shared() != nil {
+				t.Fatalf("step %d: %s shares the total with sharing off", i, name)
+			}
+			b, err := EncodeMatches(v.Counts(), matchKs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[i][name] = b
+		}
+	})
+	// cited follows the shared total's listed changes, as the analyses'
+	// one reader of it does.
+	cited := map[CitedVisit]int64{}
+	var gen uint64
+	sharedSeen := map[string]bool{}
+	play(true, func(i int, r run) {
+		for name, v := range r.views {
+			if v.Shared() != nil {
+				sharedSeen[name] = true
+			}
+			b, err := EncodeMatches(v.Counts(), matchKs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(b) != string(want[i][name]) {
+				t.Fatalf("step %d, view %s (shared %v): counts %s\nwant %s", i, name, v.Shared() != nil, b, want[i][name])
+			}
+		}
+		if a := r.views["a"]; a.Shared() != nil {
+			m := a.Read()
+			changes, g := m.TakeCitedChanges()
+			if i > 499 && g != gen {
+				t.Fatalf("step %d: the shared total's Cited changed unlisted", i)
+			}
+			gen = g
+			for _, ch := range changes {
+				if cited[ch.Visit] += ch.N; cited[ch.Visit] == 0 {
+					delete(cited, ch.Visit)
+				}
+			}
+			if !reflect.DeepEqual(cited, m.Cited) {
+				t.Fatalf("step %d: the listed changes make %d cited visits, the total has %d", i, len(cited), len(m.Cited))
+			}
+		}
+	})
+	// a shares to the end; b stops at its first pair past its end, r at
+	// its restore, c when detached; d, attached after pairs, never does.
+	if want := map[string]bool{"a": true, "b": true, "c": true, "r": true}; !reflect.DeepEqual(sharedSeen, want) {
+		t.Errorf("views seen sharing %v, want %v", sharedSeen, want)
 	}
 }

@@ -124,10 +124,13 @@ type Analysis struct {
 	base *window.Cumulative
 	ks   []int
 	// matched are the pairs of its two arms' events that it takes.
-	matched   *window.Matched
-	cited     citedKept // the last judgement's unpacked cited ΔS pairs
-	ended     time.Time
-	endReason string
+	matched *window.Matched
+	cited   citedKept // the last judgement's unpacked cited ΔS pairs
+	// sharedCited is the Manager's, by Matcher: the cited ΔS pairs
+	// unpacked for the views that share its total (window.Matched).
+	sharedCited map[*window.Matcher]*citedKept
+	ended       time.Time
+	endReason   string
 	// The start and end (MaxInt64 while running) in Unix nanoseconds, for
 	// the check every event makes.
 	startNs, endNs int64
@@ -298,17 +301,34 @@ func (an *Analysis) armsLocked() arms {
 func (an *Analysis) armsWithLocked(candM, baseM map[string]window.Value) arms {
 	a := arms{cand: an.cand, base: an.base, candM: candM, baseM: baseM, pairs: an.matched.Read(), ks: an.ks}
 	changes, gen := a.pairs.TakeCitedChanges()
-	a.citedGen = gen
-	if c := &an.cited; c.sample != nil && c.of == a.pairs && c.gen == gen {
+	a.citedGen, a.keep = gen, an.citedKeepLocked()
+	if c := a.keep; c.sample != nil && c.of == a.pairs && c.gen == gen {
 		for _, ch := range changes {
 			c.sample.add(ch.Visit, float64(ch.N))
 		}
 		a.cited = c.sample
 	} else {
 		a.spare = c.sample
-		an.cited = citedKept{}
+		*c = citedKept{}
 	}
 	return a
+}
+
+// citedKeepLocked is where the cited ΔS of the pairs the analysis reads
+// is kept unpacked: its own, or, while its pairs are its Matcher's total,
+// the one kept for every analysis reading that total, which takes the
+// total's changes for all of them.
+func (an *Analysis) citedKeepLocked() *citedKept {
+	mt := an.matched.Shared()
+	if mt == nil || an.sharedCited == nil {
+		return &an.cited
+	}
+	k := an.sharedCited[mt]
+	if k == nil {
+		k = &citedKept{}
+		an.sharedCited[mt] = k
+	}
+	return k
 }
 
 // citedKept is a citedSample and the pairs and generation it was read from.
@@ -321,8 +341,8 @@ type citedKept struct {
 // keepCitedLocked keeps the pairs' cited ΔS that a judgement unpacked, for
 // the reads that follow.
 func (an *Analysis) keepCitedLocked(a *arms) {
-	if a.cited != nil {
-		an.cited = citedKept{of: a.pairs, gen: a.citedGen, sample: a.cited}
+	if a.cited != nil && a.keep != nil {
+		*a.keep = citedKept{of: a.pairs, gen: a.citedGen, sample: a.cited}
 	}
 }
 

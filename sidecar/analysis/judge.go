@@ -121,6 +121,7 @@ type arms struct {
 	narrows  []bool
 	spare    *citedSample // an outdated one whose memory citedPairs reuses
 	citedGen uint64       // the pairs' Matches.TakeCitedChanges generation
+	keep     *citedKept   // where the analysis keeps cited (citedKeepLocked)
 }
 
 // citedPairs is the pairs' cited ΔS, unpacked on first use.

@@ -68,6 +68,9 @@ type Manager struct {
 	// matchers holds, per [candidate, baseline] arms of running analyses,
 	// the matching of their events (SPEC §5.3), under acc.
 	matchers map[[2]string]*window.Matcher
+	// citedShared keeps, per matcher, the cited ΔS pairs unpacked for the
+	// analyses that read its total (Analysis.sharedCited), under acc.
+	citedShared map[*window.Matcher]*citedKept
 	// prepared is the observation being added, under acc.
 	prepared window.Prepared
 	// epoch counts the analyses ended, under acc: a route whose epoch is
@@ -80,7 +83,7 @@ type Manager struct {
 
 // NewManager returns a Manager with no analysis.
 func NewManager(opt Options) *Manager {
-	m := &Manager{cfg: opt.Config, ks: slices.Clone(opt.Ks), minRuns: opt.MinRuns, persist: opt.Persist, startDelay: opt.StartDelay, byID: map[string]*Analysis{}, shared: map[string]*window.Shared{}, matchers: map[[2]string]*window.Matcher{}}
+	m := &Manager{cfg: opt.Config, ks: slices.Clone(opt.Ks), minRuns: opt.MinRuns, persist: opt.Persist, startDelay: opt.StartDelay, byID: map[string]*Analysis{}, shared: map[string]*window.Shared{}, matchers: map[[2]string]*window.Matcher{}, citedShared: map[*window.Matcher]*citedKept{}}
 	if m.cfg.Checks == nil {
 		m.cfg.Checks = config.DefaultCheckSets()
 	}
@@ -181,6 +184,7 @@ func (m *Manager) Start(req StartRequest, now time.Time) (Result, bool, error) {
 		return Result{}, false, fmt.Errorf("%w: %d of analysis.max_active %d are running; end one (DELETE /api/v1/analyses/{id}) first", ErrTooMany, n, m.cfg.MaxActive)
 	}
 	an := newAnalysis(&m.acc, &m.epoch, Spec{ID: req.ID, Arm: req.Arm, Baseline: req.Baseline, CheckSet: req.Checks, Start: now.Add(m.startDelay)}, checks, m.cfg.Alpha, m.ks, m.minRuns)
+	an.sharedCited = m.citedShared
 	m.byID[req.ID] = an
 	m.rerouteLocked()
 	m.mu.Unlock()
@@ -202,6 +206,7 @@ func (m *Manager) Restore(s Saved) error {
 		return fmt.Errorf("analysis %q: check set %q is no longer configured", s.Spec.ID, s.Spec.CheckSet)
 	}
 	an := newAnalysis(&m.acc, &m.epoch, s.Spec, checks, m.cfg.Alpha, m.ks, m.minRuns)
+	an.sharedCited = m.citedShared
 	if err := an.load(s); err != nil {
 		return fmt.Errorf("analysis %q: %w", s.Spec.ID, err)
 	}
@@ -357,6 +362,15 @@ func (m *Manager) rerouteLocked() {
 	}
 	m.shared = shared
 	m.matchers = matchers
+	running := map[*window.Matcher]bool{}
+	for _, mt := range matchers {
+		running[mt] = true
+	}
+	for mt := range m.citedShared {
+		if !running[mt] {
+			delete(m.citedShared, mt)
+		}
+	}
 	m.route.Store(table)
 }
 

@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -614,5 +615,85 @@ func TestDecidedNarrowingSchedule(t *testing.T) {
 		if got := decidedNarrowingBetween(c.from, c.to); got != c.want {
 			t.Errorf("ages (%d, %d]: %v, want %v", c.from, c.to, got, c.want)
 		}
+	}
+}
+
+// Analyses of the same arms started together read one total of pairs and
+// one unpacked cited-ΔS sample (window.Matched shares it): each reading,
+// narrowing and verdict is the one it has running alone, whether the
+// others read often, seldom or end, and beside an analysis started later
+// (which folds pairs of its own; alone it would pair differently, the
+// events before its start never waiting for a partner).
+func TestAnalysesSharingPairsJudgeAsAlone(t *testing.T) {
+	together := newTestManager(nil)
+	alone := map[string]*Manager{}
+	start := func(id string, at time.Time) {
+		t.Helper()
+		for _, m := range []*Manager{together, alone[id]} {
+			if m == nil {
+				continue
+			}
+			if _, _, err := m.Start(StartRequest{ID: id, Arm: "canary"}, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ids := []string{"a", "b", "c"}
+	for _, id := range ids {
+		alone[id] = newTestManager(nil)
+	}
+	for _, id := range ids[:3] {
+		start(id, t0)
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	var o window.Observation
+	for k := range 2400 {
+		at := t0.Add(time.Duration(k) * 250 * time.Millisecond)
+		if k == 800 {
+			start("late", at)
+		}
+		if k == 1600 {
+			for _, m := range []*Manager{together, alone["b"]} {
+				if _, ok := m.End("b", at); !ok {
+					t.Fatal("b did not end")
+				}
+			}
+		}
+		arm := "live"
+		if k%4 == 0 {
+			arm = "canary"
+		}
+		q := rng.IntN(600)
+		for run := range 3 {
+			benchEvent(rng, arm, q, at.Add(time.Duration(run)*time.Second), &o)
+			if err := together.Observe(&o, o.Time); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range ids {
+				if err := alone[id].Observe(&o, o.Time); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// a is read every step, c every 50th, the others every 200th: the
+		// readers of the shared sample take its changes at different times.
+		for _, id := range ids {
+			if id == "a" || (id == "c" && k%50 == 49) || k%200 == 199 {
+				an, ok := together.Get(id)
+				if !ok {
+					continue
+				}
+				ref, _ := alone[id].Get(id)
+				got, want := an.Result(), ref.Result()
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("step %d, %s beside the others:\n%+v\nalone:\n%+v", k, id, got, want)
+				}
+			}
+		}
+	}
+	an, _ := together.Get("a")
+	r := an.Result()
+	if c := checkOf(t, r, "delta_s_p90"); c.Pairs == 0 || c.Interval == nil {
+		t.Fatalf("the cited-ΔS check read no pairs: %+v", c)
 	}
 }
