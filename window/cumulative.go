@@ -170,6 +170,9 @@ type Prepared struct {
 // maxSums bounds the sums of a cell: every block at 32 cut-offs.
 const maxSums = int(numSumBlocks) * 32
 
+// MaxCutoffs is the most cut-offs an accumulator counts at.
+const MaxCutoffs = 32
+
 // Prepare checks o for accumulators with nk cut-offs and digests it into p.
 func Prepare(o *Observation, nk int, p *Prepared) error {
 	if err := validate(o, nk); err != nil {
@@ -182,8 +185,8 @@ func Prepare(o *Observation, nk int, p *Prepared) error {
 // with nk cut-offs, which checks it as Prepare does: the check is not
 // repeated.
 func PrepareAccepted(o *Observation, nk int, p *Prepared) error {
-	if nk > 32 {
-		return invalidf("%d cut-offs, at most 32", nk)
+	if nk > MaxCutoffs {
+		return invalidf("%d cut-offs, at most %d", nk, MaxCutoffs)
 	}
 	// Field by field: the lists are read only up to their lengths, and
 	// clearing them would cost more than the rest.

@@ -31,7 +31,6 @@ package analysis
 import (
 	"math"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/shadoweval/shadoweval/config"
@@ -119,7 +118,7 @@ type Analysis struct {
 
 	// mu is the Manager's: one lock for every analysis, so that an event
 	// takes one lock however many analyses read its arm.
-	mu   *sync.Mutex
+	mu   *accLock
 	cand *window.Cumulative
 	base *window.Cumulative
 	ks   []int
@@ -160,7 +159,7 @@ type Analysis struct {
 	lastPeriod int64
 }
 
-func newAnalysis(mu *sync.Mutex, epoch *uint64, spec Spec, checks []config.AnalysisCheck, alpha float64, ks []int, minRuns int) *Analysis {
+func newAnalysis(mu *accLock, epoch *uint64, spec Spec, checks []config.AnalysisCheck, alpha float64, ks []int, minRuns int) *Analysis {
 	startNs := spec.Start.UnixNano()
 	return &Analysis{
 		mu: mu, epoch: epoch, spec: spec, checks: slices.Clone(checks), alpha: alpha,

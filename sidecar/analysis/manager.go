@@ -59,8 +59,9 @@ type Manager struct {
 
 	mu   sync.RWMutex
 	byID map[string]*Analysis
-	// acc guards every analysis' state (Analysis.mu) and lambdas.
-	acc sync.Mutex
+	// acc guards every analysis' state (Analysis.mu) and lambdas, and
+	// holds the accepted observations not yet counted (accLock).
+	acc accLock
 	// shared holds, per arm, what the running analyses reading it share
 	// (window.Shared): an event is counted once for all of them, and its
 	// qid's λ groups are found once.
@@ -104,6 +105,7 @@ func NewManager(opt Options) *Manager {
 	}
 	m.lateness = cmp.Or(opt.Lateness, window.DefaultMaxLateness)
 	m.route.Store(&routes{})
+	m.acc.m = m
 	return m
 }
 
@@ -440,7 +442,9 @@ func (m *Manager) Observe(o *window.Observation, t time.Time) error {
 }
 
 // ObserveAccepted is Observe for an observation the windows accepted,
-// which check it as Observe does.
+// which check it as Observe does. It is held and counted in a batch
+// (accLock), before anything reads or changes the analyses; o is copied,
+// and the caller may reuse it.
 func (m *Manager) ObserveAccepted(o *window.Observation, t time.Time) error {
 	return m.observe(o, t, true)
 }
@@ -456,15 +460,37 @@ func (m *Manager) observe(o *window.Observation, t time.Time, accepted bool) err
 		return nil
 	}
 	ns, period := t.UnixNano(), t.Unix()/narrowEvery
+	if accepted && len(m.ks) <= window.MaxCutoffs {
+		// Counting it cannot fail: it waits for the batch (accLock).
+		m.acc.mu.Lock()
+		defer m.acc.mu.Unlock()
+		if r = m.routeLocked(table, arm, r); r != nil {
+			m.acc.hold(o, ns, period, r)
+		}
+		return nil
+	}
 	m.acc.Lock()
 	defer m.acc.Unlock()
-	// rerouteLocked attaches and detaches under acc: a route replaced
-	// since it was read is read again, so that it and its Shared agree.
-	if now := m.route.Load(); now != table {
-		if r = now.find(arm); r == nil {
-			return nil
-		}
+	if r = m.routeLocked(table, arm, r); r == nil {
+		return nil
 	}
+	return m.observeLocked(o, ns, period, r, accepted)
+}
+
+// routeLocked is r, read from table for arm, or read again from the
+// route now: rerouteLocked attaches and detaches under acc, so a route
+// replaced since it was read is read again, so that it and its Shared
+// agree.
+func (m *Manager) routeLocked(table *routes, arm string, r *armRoute) *armRoute {
+	if now := m.route.Load(); now != table {
+		return now.find(arm)
+	}
+	return r
+}
+
+// observeLocked counts o, at event time ns in narrowing period period, in
+// the analyses of route r.
+func (m *Manager) observeLocked(o *window.Observation, ns, period int64, r *armRoute, accepted bool) error {
 	// Counted once in the arm's Shared, which the accumulators of every
 	// analysis reading the arm follow. Most events fall in the time of
 	// every analysis and in a narrowing period already begun: those go to

@@ -1,0 +1,214 @@
+package analysis
+
+import (
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/shadoweval/shadoweval/window"
+)
+
+// TestHeldObservationsCountAsOnArrival: accepted observations held for a
+// batch (accLock) judge, tick, save and restore exactly as observations
+// counted on arrival. The reference counts each one when it comes
+// (Observe); the other Manager is given the same ones through
+// ObserveAccepted in a struct whose lists and strings the test scribbles
+// over as soon as the call returns, as the ingester reuses its own. The
+// stream has late events, request ids, qids with and without keys,
+// retrieval lists and judgement pairs, and analyses start, end and are
+// restored between reads, most of them while observations are held.
+func TestHeldObservationsCountAsOnArrival(t *testing.T) {
+	held, ref := newTestManager(nil), newTestManager(nil)
+	both := []*Manager{held, ref}
+	start := func(id, arm string, at time.Time) {
+		t.Helper()
+		for _, m := range both {
+			if _, _, err := m.Start(StartRequest{ID: id, Arm: arm}, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	heldBefore := 0 // reads that found observations held
+	compare := func(k int) {
+		t.Helper()
+		if len(held.acc.list) > 0 {
+			heldBefore++
+		}
+		for _, id := range []string{"a", "b", "c", "s"} {
+			h, okh := held.Get(id)
+			r, okr := ref.Get(id)
+			if okh != okr {
+				t.Fatalf("step %d: analysis %s held %v, on arrival %v", k, id, okh, okr)
+			}
+			if !okh {
+				continue
+			}
+			if got, want := h.Result(), r.Result(); !reflect.DeepEqual(got, want) {
+				t.Fatalf("step %d, analysis %s held:\n%+v\non arrival:\n%+v", k, id, got, want)
+			}
+			// Every count, those no check reads too.
+			hs, err := h.Save(SaveAll)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs, err := r.Save(SaveAll)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(hs, rs) {
+				t.Fatalf("step %d, analysis %s: the checkpoints differ", k, id)
+			}
+		}
+	}
+	start("a", "canary", t0)
+	start("b", "canary", t0)
+	start("s", "shadow", t0)
+
+	rng := rand.New(rand.NewPCG(11, 12))
+	ks := len(ref.ks)
+	// What the held Manager is given: overwritten after every call.
+	var given window.Observation
+	qidBuf, reqBuf, typeBuf := make([]byte, 32), make([]byte, 32), make([]byte, 32)
+	prec, rec, ds, means := make([]float64, ks), make([]float64, ks), make([]float64, 8), make([]float64, window.MeansLen(ks))
+	reused := func(buf []byte, s string) string {
+		if s == "" {
+			return ""
+		}
+		n := copy(buf, s)
+		return unsafe.String(&buf[0], n)
+	}
+	scribble := func() {
+		for _, b := range [][]byte{qidBuf, reqBuf, typeBuf} {
+			for i := range b {
+				b[i] = 'z'
+			}
+		}
+		for _, f := range [][]float64{prec, rec, ds, means} {
+			for i := range f {
+				f[i] = math.NaN()
+			}
+		}
+	}
+	const steps = 9000
+	for k := range steps {
+		at := t0.Add(time.Duration(k) * 80 * time.Millisecond)
+		if rng.IntN(10) == 0 {
+			at = at.Add(-time.Duration(rng.IntN(20_000)) * time.Millisecond) // late
+		}
+		arm := []string{"live", "live", "canary", "shadow"}[rng.IntN(4)]
+		q := rng.IntN(300)
+		right := float64(q%10) / 9
+		good := rng.Float64() < right
+		o := window.Observation{
+			Arm: arm, Type: []string{"", "faq", "howto"}[q%3], QID: "q" + strconv.Itoa(q), Time: at,
+			HasAnswer: true, Answerable: q%7 != 0, Shipped: rng.IntN(12) != 0, Hit: good, Contained: good, Triage: -1,
+			HasRetrieval: true, HasRecallAtK: true, PrecisionAtK: make([]float64, ks), RecallAtK: make([]float64, ks),
+			DeltaSRetrieved: make([]float64, 1+q%6),
+			Lambda:          window.LambdaRun{State: window.LambdaConvergent},
+		}
+		if q%2 == 0 {
+			o.QIDKey = uint32(q + 1) // the rest are keyed by their qid's hash
+		}
+		if q%3 != 0 {
+			o.RequestID = "r" + strconv.Itoa(q) + "-" + strconv.Itoa(k/1000)
+		}
+		for i := range ks {
+			if good || i >= 2 {
+				o.RecallStrict |= 1 << i
+				o.HitAtK |= 1 << i
+			}
+			o.PrecisionAtK[i] = float64(rng.IntN(5)) / 4
+			o.RecallAtK[i] = float64(rng.IntN(3)) / 2
+		}
+		if q%4 != 0 {
+			// Ranked: the ranking metrics' values, as checks.rankingOfMasks writes them.
+			o.Means = make([]float64, window.MeansLen(ks))
+			for i := range o.Means {
+				o.Means[i] = float64(rng.IntN(9)) / 8
+			}
+			o.Counters.Set(window.CountRanked)
+		}
+		for i := range o.DeltaSRetrieved {
+			o.DeltaSRetrieved[i] = rng.Float64()
+		}
+		if rng.IntN(3) > 0 {
+			o.HasDeltaSCited, o.DeltaSCited = true, float64(q%97)/97+rng.Float64()/50
+			o.DeltaSCited = min(o.DeltaSCited, 1)
+		}
+		if good != (right >= 0.5) {
+			o.Lambda.State = window.LambdaDivergent
+		}
+		given = o
+		given.QID, given.RequestID, given.Type = reused(qidBuf, o.QID), reused(reqBuf, o.RequestID), reused(typeBuf, o.Type)
+		given.PrecisionAtK, given.RecallAtK, given.DeltaSRetrieved = prec[:copy(prec, o.PrecisionAtK)], rec[:copy(rec, o.RecallAtK)], ds[:copy(ds, o.DeltaSRetrieved)]
+		if o.Means != nil {
+			given.Means = means[:copy(means, o.Means)]
+		}
+		if err := ref.Observe(&o, o.Time); err != nil {
+			t.Fatalf("step %d: %v", k, err)
+		}
+		if err := held.ObserveAccepted(&given, given.Time); err != nil {
+			t.Fatalf("step %d: %v", k, err)
+		}
+		scribble()
+		if k%25 == 0 {
+			labels := window.JudgementLabels
+			p := window.PairObservation{Arm: arm, QID: o.QID, RequestID: o.RequestID, Time: at, Scholar: labels[rng.IntN(len(labels))], Auditor: labels[rng.IntN(len(labels))]}
+			for _, m := range both {
+				if err := m.ObservePair(&p, at); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		switch k {
+		case 2003:
+			start("c", "canary", at)
+		case 5001:
+			for _, m := range both {
+				if _, ok := m.End("b", at); !ok {
+					t.Fatal("b did not end")
+				}
+			}
+		case 6007:
+			// A checkpoint of each, restored into its own Manager.
+			for _, m := range both {
+				an, _ := m.Get("a")
+				s, err := an.Save(SaveAll)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := m.Restore(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if k%1500 == 1499 {
+			gotChanged, gotForgotten := held.Tick(at)
+			wantChanged, wantForgotten := ref.Tick(at)
+			if !reflect.DeepEqual(gotChanged, wantChanged) || !reflect.DeepEqual(gotForgotten, wantForgotten) {
+				t.Fatalf("step %d: tick held %+v %v, on arrival %+v %v", k, gotChanged, gotForgotten, wantChanged, wantForgotten)
+			}
+		}
+		if k%997 == 996 || k == steps-1 {
+			compare(k)
+		}
+	}
+	an, _ := held.Get("a")
+	r := an.Result()
+	if c := checkOf(t, r, "precision"); c.Pairs == 0 {
+		t.Fatalf("the stream made no pairs: %+v", c)
+	}
+	if m := an.matched.Read(); m.ByRequest == 0 || m.ByQID == 0 {
+		t.Fatalf("pairs by request %d, by qid %d: the stream should make both", m.ByRequest, m.ByQID)
+	}
+	if r.Events.Arm < 1000 {
+		t.Fatalf("a took %d canary events", r.Events.Arm)
+	}
+	if heldBefore < 5 {
+		t.Fatalf("observations were held before only %d of the reads", heldBefore)
+	}
+}
