@@ -378,8 +378,13 @@ func (an *Analysis) narrowLocked(narrows []bool) {
 	}
 }
 
-func (an *Analysis) resultLocked() Result {
+func (an *Analysis) resultLocked() Result { return an.resultWithLocked(nil) }
+
+// resultWithLocked is resultLocked, taking the paired sequences memo
+// holds and keeping those it judges there (nil: none).
+func (an *Analysis) resultWithLocked(memo pairedMemo) Result {
 	a := an.armsLocked()
+	a.memo = memo
 	checks, v, reason := judge(an.checks, &a, an.alpha, an.run)
 	an.keepCitedLocked(&a)
 	r := Result{
@@ -393,17 +398,16 @@ func (an *Analysis) resultLocked() Result {
 	return r
 }
 
-// record judges the analysis, keeps the judgement in the history and
-// reports whether the verdict changed since the last record.
-func (an *Analysis) record(now time.Time) (Result, bool) {
-	an.mu.Lock()
-	defer an.mu.Unlock()
+// recordLocked judges the analysis, keeps the judgement in the history
+// and reports whether the verdict changed since the last record. memo
+// holds the paired sequences judged since the lock was taken.
+func (an *Analysis) recordLocked(now time.Time, memo pairedMemo) (Result, bool) {
 	if an.frozenRecorded {
 		an.last = an.recorded.Verdict
 		return *an.recorded, false
 	}
 	an.frozenRecorded = an.frozen
-	r := an.resultLocked()
+	r := an.resultWithLocked(memo)
 	changed := r.Verdict != an.last
 	an.last = r.Verdict
 	kept := r

@@ -431,17 +431,17 @@ func TestEndedAnalysisJudgedOnce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	feed(t, m, rng, "canary", healthy, 2000, t0)
 	feed(t, m, rng, "live", healthy, 8000, t0)
-	running, _ := an.record(t0.Add(time.Minute))
+	running, _ := recordNow(an, t0.Add(time.Minute))
 	feed(t, m, rng, "canary", healthy, 500, t0.Add(30*time.Second))
-	if r, _ := an.record(t0.Add(2 * time.Minute)); r.Events.Arm != running.Events.Arm+500 {
+	if r, _ := recordNow(an, t0.Add(2*time.Minute)); r.Events.Arm != running.Events.Arm+500 {
 		t.Fatalf("a running analysis' record has %d canary events, want %d", r.Events.Arm, running.Events.Arm+500)
 	}
 	if _, ok := m.End("a", t0.Add(3*time.Minute)); !ok {
 		t.Fatal("end a")
 	}
-	ended, _ := an.record(t0.Add(3 * time.Minute))
+	ended, _ := recordNow(an, t0.Add(3*time.Minute))
 	feed(t, m, rng, "canary", healthy, 500, t0.Add(time.Minute))
-	again, changed := an.record(t0.Add(4 * time.Minute))
+	again, changed := recordNow(an, t0.Add(4*time.Minute))
 	fresh := an.Result()
 	asJSON := func(r Result) string {
 		b, err := json.Marshal(r)
@@ -453,7 +453,7 @@ func TestEndedAnalysisJudgedOnce(t *testing.T) {
 	if changed || asJSON(again) != asJSON(ended) || asJSON(again) != asJSON(fresh) {
 		t.Errorf("ended analysis recorded\n%s\nthen\n%s (changed %v); judged anew\n%s", asJSON(ended), asJSON(again), changed, asJSON(fresh))
 	}
-	if allocs := testing.AllocsPerRun(5, func() { an.record(t0.Add(5 * time.Minute)) }); allocs != 0 {
+	if allocs := testing.AllocsPerRun(5, func() { recordNow(an, t0.Add(5*time.Minute)) }); allocs != 0 {
 		t.Errorf("recording an ended analysis allocates %v times: judged anew", allocs)
 	}
 }
@@ -640,4 +640,11 @@ func TestRankingComparison(t *testing.T) {
 	if !(four > 1.5*one) {
 		t.Errorf("interval %v with 4 alike runs a visit, %v with 1: the visits do not count", four, one)
 	}
+}
+
+// recordNow is what Manager.Tick does for an at now, alone.
+func recordNow(an *Analysis, now time.Time) (Result, bool) {
+	an.mu.Lock()
+	defer an.mu.Unlock()
+	return an.recordLocked(now, nil)
 }

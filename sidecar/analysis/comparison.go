@@ -56,14 +56,16 @@ func (comparison) bounds(c config.AnalysisCheck, a *arms, lv confseq.Levels, r *
 		if a.pairs == nil {
 			return d, iv
 		}
-		pr := quantilePaired(a.citedPairs(), p, half, pairing(a.pairs.ByRequest, a.pairs.ByQID), pastFor(r.past, iv))
+		pr := a.memoized(c.Metric, half, r, func() paired {
+			return quantilePaired(a.citedPairs(), p, half, pairing(a.pairs.ByRequest, a.pairs.ByQID), pastFor(r.past, iv))
+		})
 		return d, withPaired(r, iv, pr)
 	}
 	// A pairable metric's unpaired sequence takes half the level whether
 	// or not pairs have come yet, so that the two halves add up to the
 	// level at every time.
-	unpaired, paired := lv, pairable(c.Metric)
-	if paired {
+	unpaired, isPaired := lv, pairable(c.Metric)
+	if isPaired {
 		unpaired = half
 	}
 	// One boundary a side, each tuned to where that side decides.
@@ -91,10 +93,43 @@ func (comparison) bounds(c config.AnalysisCheck, a *arms, lv confseq.Levels, r *
 		iv.Lo = confseq.ProportionDiffClustered(bLo, vc.Num, vc.Den, cc, vb.Num, vb.Den, cb).Lo
 		iv.Hi = confseq.ProportionDiffClustered(bHi, vc.Num, vc.Den, cc, vb.Num, vb.Den, cb).Hi
 	}
-	if !paired {
+	if !isPaired {
 		return d, iv
 	}
-	return d, withPaired(r, iv, pairedBounds(c.Metric, a.ks, a.pairs, half, pastFor(r.past, iv)))
+	pr := a.memoized(c.Metric, half, r, func() paired {
+		return pairedBounds(c.Metric, a.ks, a.pairs, half, pastFor(r.past, iv))
+	})
+	return d, withPaired(r, iv, pr)
+}
+
+// pairedMemo holds paired sequences by what they are computed from: the
+// same pairs (a Matcher's total that several analyses' views read, with
+// its one cited-ΔS sample), metric and levels give the same sequence
+// whatever else the analyses differ in, as long as nothing is counted
+// between, and both of its sides are asked for (a reading, not a
+// narrowing). The evaluation tick judges every analysis under one hold of
+// the lock with one.
+type pairedMemo map[pairedKey]paired
+
+type pairedKey struct {
+	pairs  *window.Matches
+	metric string
+	lv     confseq.Levels
+}
+
+// memoized is the paired sequence compute gives for metric at levels lv,
+// taken from a.memo or kept there.
+func (a *arms) memoized(metric string, lv confseq.Levels, r *CheckResult, compute func() paired) paired {
+	if a.memo == nil || r.past.Set || a.pairs == nil {
+		return compute()
+	}
+	k := pairedKey{pairs: a.pairs, metric: metric, lv: lv}
+	if p, ok := a.memo[k]; ok {
+		return p
+	}
+	p := compute()
+	a.memo[k] = p
+	return p
 }
 
 // pastFor is what the paired sequence of a check must pass for a side of

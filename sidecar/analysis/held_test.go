@@ -4,11 +4,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 	"unsafe"
 
+	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/window"
 )
 
@@ -210,5 +212,99 @@ func TestHeldObservationsCountAsOnArrival(t *testing.T) {
 	}
 	if heldBefore < 5 {
 		t.Fatalf("observations were held before only %d of the reads", heldBefore)
+	}
+}
+
+// TestTickJudgesSharedPairsOnce: the evaluation tick judges analyses that
+// read the same pairs at the same levels on one paired sequence each
+// (pairedMemo), and every analysis' recorded judgement is the one it has
+// judged alone. a, b and d read one matcher total with check sets whose
+// paired sequences agree (b's is a's, d's only tolerances differ); c's
+// two checks fail at other levels; e starts once pairs were counted, so
+// its pairs are its own.
+func TestTickJudgesSharedPairsOnce(t *testing.T) {
+	full := config.DefaultCheckSets()[config.CanaryCheckSet]
+	loose := slices.Clone(full)
+	for i := range loose {
+		loose[i].Tolerance *= 2
+	}
+	var two []config.AnalysisCheck
+	for _, c := range full {
+		if c.Metric == "precision" || c.Metric == "delta_s_p90" {
+			two = append(two, c)
+		}
+	}
+	m := newTestManager(map[string][]config.AnalysisCheck{"full": full, "twin": slices.Clone(full), "loose": loose, "two": two})
+	for id, set := range map[string]string{"a": "full", "b": "twin", "c": "two", "d": "loose"} {
+		if _, _, err := m.Start(StartRequest{ID: id, Arm: "canary", Checks: set}, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	var o window.Observation
+	ticks := 0
+	for k := range 3000 {
+		at := t0.Add(time.Duration(k) * 250 * time.Millisecond)
+		if k == 700 {
+			if _, _, err := m.Start(StartRequest{ID: "e", Arm: "canary", Checks: "full"}, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		arm := "live"
+		if k%3 == 0 {
+			arm = "canary"
+		}
+		q := rng.IntN(500)
+		for run := range 3 {
+			benchEvent(rng, arm, q, at.Add(time.Duration(run)*time.Second), &o)
+			if err := m.ObserveAccepted(&o, o.Time); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if k%300 != 299 {
+			continue
+		}
+		m.Tick(at)
+		ticks++
+		for _, an := range m.List() {
+			recorded, ok := an.Recorded()
+			if !ok {
+				t.Fatalf("step %d: %s has no recorded judgement", k, an.Spec().ID)
+			}
+			if alone := an.Result(); !reflect.DeepEqual(recorded, alone) {
+				t.Fatalf("step %d, %s: the tick judged\n%+v\nalone:\n%+v", k, an.Spec().ID, recorded, alone)
+			}
+		}
+	}
+	// One judgement of each, under one hold of the lock with one memo:
+	// the shared total's sequences once per metric and levels.
+	m.acc.Lock()
+	defer m.acc.Unlock()
+	memo := pairedMemo{}
+	pairsOf := map[string]*window.Matches{}
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		an, _ := m.Get(id)
+		if got, alone := an.resultWithLocked(memo), an.resultWithLocked(nil); !reflect.DeepEqual(got, alone) {
+			t.Fatalf("%s with the memo:\n%+v\nalone:\n%+v", id, got, alone)
+		}
+		pairsOf[id] = an.matched.Read()
+	}
+	if pairsOf["a"] != pairsOf["b"] || pairsOf["a"] != pairsOf["d"] || pairsOf["a"] == pairsOf["e"] {
+		t.Fatal("a, b and d should read one total, e pairs of its own")
+	}
+	an, _ := m.Get("a")
+	r := an.resultLocked()
+	paired := 0
+	for _, c := range r.Checks {
+		if c.Pairs > 0 {
+			paired++
+		}
+	}
+	// a's (b's and d's alike), c's two at their own levels, e's own.
+	if want := 2*paired + 2; len(memo) != want {
+		t.Fatalf("the memo holds %d sequences, want %d (%d of a's checks read pairs)", len(memo), want, paired)
+	}
+	if ticks < 10 || paired < 6 {
+		t.Fatalf("%d ticks, %d paired checks", ticks, paired)
 	}
 }

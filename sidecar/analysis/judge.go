@@ -122,6 +122,9 @@ type arms struct {
 	spare    *citedSample // an outdated one whose memory citedPairs reuses
 	citedGen uint64       // the pairs' Matches.TakeCitedChanges generation
 	keep     *citedKept   // where the analysis keeps cited (citedKeepLocked)
+	// memo, outside a narrowing, holds the paired sequences judged under
+	// the same hold of the lock (nil: none).
+	memo pairedMemo
 }
 
 // citedPairs is the pairs' cited ΔS, unpacked on first use.

@@ -629,13 +629,33 @@ func (m *Manager) Tick(now time.Time) (changed []Result, forgotten []string) {
 			m.persist(an)
 		}
 	}
-	for _, an := range list {
-		first := an.lastVerdict() == ""
-		r, ch := an.record(now)
+	// Analyses that read one matcher's total are judged under one hold of
+	// the lock, so that those judging its pairs at the same levels find
+	// their paired sequences computed once (pairedMemo): nothing is
+	// counted between their judgements. Between the others the lock is
+	// let go, for the events waiting on it. Sorted by arms, those sharing
+	// a total come together.
+	sort.Slice(list, func(i, j int) bool {
+		a, b := list[i].spec, list[j].spec
+		return a.Arm < b.Arm || a.Arm == b.Arm && (a.Baseline < b.Baseline || a.Baseline == b.Baseline && a.ID < b.ID)
+	})
+	memo := pairedMemo{}
+	var total *window.Matcher // the total memo's sequences were judged on
+	m.acc.Lock()
+	for i, an := range list {
+		if shared := an.matched.Shared(); i > 0 && (shared == nil || shared != total) {
+			m.acc.Unlock()
+			m.acc.Lock()
+			clear(memo)
+		}
+		total = an.matched.Shared()
+		first := an.last == ""
+		r, ch := an.recordLocked(now, memo)
 		if ch && !(first && r.Verdict == Inconclusive) {
 			changed = append(changed, r)
 		}
 	}
+	m.acc.Unlock()
 	sort.Slice(changed, func(i, j int) bool { return changed[i].Analysis < changed[j].Analysis })
 	sort.Strings(forgotten)
 	return changed, forgotten
