@@ -248,10 +248,22 @@ func (a *App) knownArms() []string {
 type analysisCollector struct {
 	m                                          *analysis.Manager
 	active, verdict, estimate, low, upp, limit *prometheus.Desc
+
+	// built holds each running analysis' series as built from its
+	// recorded judgement: a judgement stands until the next tick, and
+	// scrapes come far more often than once a tick in tests and tools.
+	mu    sync.Mutex
+	built map[*analysis.Analysis]builtSeries
+}
+
+// builtSeries are the series of one recorded judgement.
+type builtSeries struct {
+	from   *analysis.Result
+	series []prometheus.Metric
 }
 
 func newAnalysisCollector(m *analysis.Manager) *analysisCollector {
-	return &analysisCollector{m: m,
+	return &analysisCollector{m: m, built: map[*analysis.Analysis]builtSeries{},
 		active:   prometheus.NewDesc("shadoweval_analyses_active", "Canary analyses running.", nil, nil),
 		verdict:  prometheus.NewDesc("shadoweval_analysis_verdict", "1 for the current verdict of a running canary analysis (pass, fail, inconclusive).", []string{"analysis", "arm", "baseline", "verdict"}, nil),
 		estimate: prometheus.NewDesc("shadoweval_analysis_check_estimate", "Estimate of a check of a running analysis: arm − baseline for a comparison, the arm's value for an absolute check.", []string{"analysis", "check", "metric"}, nil),
@@ -269,34 +281,66 @@ func (c *analysisCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *analysisCollector) Collect(ch chan<- prometheus.Metric) {
-	n := 0
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	running := make(map[*analysis.Analysis]bool, len(c.built))
 	for _, x := range c.m.List() {
 		if !x.Running() {
 			continue
 		}
-		n++
-		r, ok := x.Recorded()
-		if !ok {
-			r = x.Result()
+		running[x] = true
+		rec := x.Recorded()
+		if rec == nil {
+			r := x.Result()
+			c.send(ch, &r, nil)
+			continue
 		}
-		for _, v := range []analysis.Verdict{analysis.Pass, analysis.Fail, analysis.Inconclusive} {
-			val := 0.0
-			if r.Verdict == v {
-				val = 1
-			}
-			ch <- prometheus.MustNewConstMetric(c.verdict, prometheus.GaugeValue, val, r.Analysis, r.Arm, r.Baseline, string(v))
+		b := c.built[x]
+		if b.from != rec {
+			b = builtSeries{from: rec, series: c.send(nil, rec, make([]prometheus.Metric, 0, 3+4*len(rec.Checks)))}
+			c.built[x] = b
 		}
-		for _, ck := range r.Checks {
-			ch <- prometheus.MustNewConstMetric(c.limit, prometheus.GaugeValue, ck.Presentation().Limit, r.Analysis, ck.Name, ck.Metric)
-			if ck.Estimate == nil || ck.Interval == nil {
-				continue
-			}
-			ch <- prometheus.MustNewConstMetric(c.estimate, prometheus.GaugeValue, *ck.Estimate, r.Analysis, ck.Name, ck.Metric)
-			ch <- prometheus.MustNewConstMetric(c.low, prometheus.GaugeValue, ck.Interval[0], r.Analysis, ck.Name, ck.Metric)
-			ch <- prometheus.MustNewConstMetric(c.upp, prometheus.GaugeValue, ck.Interval[1], r.Analysis, ck.Name, ck.Metric)
+		for _, s := range b.series {
+			ch <- s
 		}
 	}
-	ch <- prometheus.MustNewConstMetric(c.active, prometheus.GaugeValue, float64(n))
+	for x := range c.built {
+		if !running[x] {
+			delete(c.built, x)
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(c.active, prometheus.GaugeValue, float64(len(running)))
+}
+
+// send builds r's series, sends them on ch if it is not nil and appends
+// them to keep if that is not nil.
+func (c *analysisCollector) send(ch chan<- prometheus.Metric, r *analysis.Result, keep []prometheus.Metric) []prometheus.Metric {
+	emit := func(d *prometheus.Desc, v float64, labels ...string) {
+		m := prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+		if ch != nil {
+			ch <- m
+		}
+		if keep != nil {
+			keep = append(keep, m)
+		}
+	}
+	for _, v := range []analysis.Verdict{analysis.Pass, analysis.Fail, analysis.Inconclusive} {
+		val := 0.0
+		if r.Verdict == v {
+			val = 1
+		}
+		emit(c.verdict, val, r.Analysis, r.Arm, r.Baseline, string(v))
+	}
+	for _, ck := range r.Checks {
+		emit(c.limit, ck.Presentation().Limit, r.Analysis, ck.Name, ck.Metric)
+		if ck.Estimate == nil || ck.Interval == nil {
+			continue
+		}
+		emit(c.estimate, *ck.Estimate, r.Analysis, ck.Name, ck.Metric)
+		emit(c.low, ck.Interval[0], r.Analysis, ck.Name, ck.Metric)
+		emit(c.upp, ck.Interval[1], r.Analysis, ck.Name, ck.Metric)
+	}
+	return keep
 }
 
 // analysisResult is an's result as the API gives it: merged over the

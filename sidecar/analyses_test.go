@@ -1,7 +1,10 @@
 package sidecar
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,7 +12,10 @@ import (
 
 	"github.com/shadoweval/shadoweval/config"
 	"github.com/shadoweval/shadoweval/sidecar/analysis"
+	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/window"
+	"github.com/shadoweval/shadoweval/wire"
+	"github.com/shadoweval/shadoweval/wire/gen"
 )
 
 // BenchmarkApplyAnalyses is BenchmarkApply on compact events of the live
@@ -43,6 +49,45 @@ func BenchmarkApplyAnalyses(b *testing.B) {
 	}
 }
 
+// BenchmarkScrape times GET /metrics of a sidecar with 0, 8 and 64
+// canary analyses running, each judged by an evaluation tick after 60,000
+// events (1 minute at 1,000 events/s), as Prometheus scrapes between
+// ticks. ns/op is one scrape; a scrape of N analyses less one of none is
+// what their series cost.
+func BenchmarkScrape(b *testing.B) {
+	for _, active := range []int{0, 8, 64} {
+		b.Run("analyses="+strconv.Itoa(active), func(b *testing.B) {
+			a, msgs := benchApp(b, "compact")
+			start := time.Now()
+			for i := range active {
+				if _, _, err := a.analyses.m.Start(analysis.StartRequest{ID: "bench" + strconv.Itoa(i)}, start.Add(-time.Minute)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for n := range 60000 {
+				m := &msgs[n%len(msgs)]
+				now := start.Add(time.Duration(n) * time.Millisecond)
+				copy(m.data[7:], now.UTC().Format(gen.TSLayout))
+				a.ingest.handle(&stream.Message{Kind: wire.KindTrace, Subject: m.subject, Data: m.data, Received: now})
+			}
+			a.analyses.m.Tick(start.Add(time.Minute))
+			h := a.routes()
+			req := httptest.NewRequest("GET", "/metrics", nil)
+			var size int
+			b.ReportAllocs()
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatalf("GET /metrics: %d", rec.Code)
+				}
+				size = rec.Body.Len()
+			}
+			b.ReportMetric(float64(size), "bytes/scrape")
+		})
+	}
+}
+
 // TestAnalysisGauges: an analysis' gauges are judged at the scrape until
 // the first evaluation tick, then are the latest tick's judgement: events
 // since move the verdict read, not the gauges, until the next tick.
@@ -54,7 +99,8 @@ func TestAnalysisGauges(t *testing.T) {
 	}
 	an, _ := m.Get("a")
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(newAnalysisCollector(m))
+	col := newAnalysisCollector(m)
+	reg.MustRegister(col)
 
 	// send brings n runs of each arm from at on, the canary's answers
 	// right in canaryRight of every 10 and live's in 8.
@@ -139,5 +185,21 @@ func TestAnalysisGauges(t *testing.T) {
 	m.Tick(t0.Add(4 * time.Minute))
 	if got, want := precision(), judged(); got != want {
 		t.Errorf("after the next tick: gauges %v, want its judgement %v", got, want)
+	}
+
+	// An ended analysis leaves /metrics, and the collector keeps nothing
+	// of it.
+	m.End("a", t0.Add(5*time.Minute))
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if strings.HasPrefix(f.GetName(), "shadoweval_analysis_") {
+			t.Errorf("an ended analysis still has %s on /metrics", f.GetName())
+		}
+	}
+	if n := len(col.built); n != 0 {
+		t.Errorf("the collector keeps the series of %d analyses after the only one ended", n)
 	}
 }

@@ -274,14 +274,12 @@ func (an *Analysis) Result() Result {
 // the first. A reader that is read often and needs no fresher answer than
 // the last tick (Prometheus' scrapes) takes it rather than judging anew
 // under the lock that every event takes. Its contents are shared: read
-// them only.
-func (an *Analysis) Recorded() (r Result, ok bool) {
+// them only. The same judgement is the same pointer, until the next tick,
+// so a reader may keep what it derived from it.
+func (an *Analysis) Recorded() *Result {
 	an.mu.Lock()
 	defer an.mu.Unlock()
-	if an.recorded == nil {
-		return Result{}, false
-	}
-	return *an.recorded, true
+	return an.recorded
 }
 
 // eventsLocked counts the events each side took.
