@@ -3,8 +3,10 @@ package sidecar
 import (
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,6 +87,114 @@ func BenchmarkScrape(b *testing.B) {
 			}
 			b.ReportMetric(float64(size), "bytes/scrape")
 		})
+	}
+}
+
+// TestAnalysisGaugesWhileTicking: scrapes running alongside the events
+// and the evaluation ticks each give one tick's judgement whole: a
+// check's estimate and bounds always those of one recorded judgement.
+func TestAnalysisGaugesWhileTicking(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	m := analysis.NewManager(analysis.Options{Config: config.Default().Analysis, Ks: []int{1, 3, 5, 10}, MinRuns: 3})
+	if _, _, err := m.Start(analysis.StartRequest{ID: "a", Arm: "canary"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	an, _ := m.Get("a")
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(newAnalysisCollector(m))
+	precisionOf := func(r *analysis.Result) [3]float64 {
+		for _, c := range r.Checks {
+			if c.Name == "precision" && c.Estimate != nil {
+				return [3]float64{*c.Estimate, c.Interval[0], c.Interval[1]}
+			}
+		}
+		return [3]float64{}
+	}
+	var recorded [][3]float64
+	at := t0
+	tick := func(batch int) {
+		for i := range 200 {
+			for _, arm := range []string{"live", "canary"} {
+				right := (i+batch)%10 < 8
+				if arm == "canary" {
+					right = (i+2*batch)%10 < 7
+				}
+				q := (batch*200 + i) % 300
+				o := window.Observation{Arm: arm, QID: "q" + strconv.Itoa(q), QIDKey: uint32(q + 1), Time: at,
+					HasAnswer: true, Answerable: true, Shipped: true, Hit: right, Contained: right, Triage: -1}
+				if err := m.Observe(&o, o.Time); err != nil {
+					t.Error(err)
+					return
+				}
+				at = at.Add(50 * time.Millisecond)
+			}
+		}
+		m.Tick(at)
+		recorded = append(recorded, precisionOf(an.Recorded()))
+	}
+	tick(0)
+
+	const scrapers = 4
+	seen := make([][][3]float64, scrapers)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range scrapers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				fams, err := reg.Gather()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				var got [3]float64
+				for _, f := range fams {
+					i := slices.Index([]string{"shadoweval_analysis_check_estimate", "shadoweval_analysis_check_lower", "shadoweval_analysis_check_upper"}, f.GetName())
+					if i < 0 {
+						continue
+					}
+					for _, s := range f.GetMetric() {
+						for _, l := range s.GetLabel() {
+							if l.GetName() == "check" && l.GetValue() == "precision" {
+								got[i] = s.GetGauge().GetValue()
+							}
+						}
+					}
+				}
+				seen[w] = append(seen[w], got)
+			}
+		}()
+	}
+	for batch := 1; batch <= 30; batch++ {
+		tick(batch)
+	}
+	close(stop)
+	wg.Wait()
+
+	distinct := map[[3]float64]bool{}
+	for _, r := range recorded {
+		distinct[r] = true
+	}
+	if len(distinct) < 10 {
+		t.Fatalf("the ticks recorded %d distinct precision judgements; the test needs them to move", len(distinct))
+	}
+	scrapes := 0
+	for w := range seen {
+		for _, got := range seen[w] {
+			scrapes++
+			if !slices.Contains(recorded, got) {
+				t.Fatalf("a scrape gave precision (estimate, lower, upper) %v, which no tick judged", got)
+			}
+		}
+	}
+	if scrapes == 0 {
+		t.Fatal("no scrape ran")
 	}
 }
 
