@@ -90,7 +90,7 @@ func (cu *Cumulative) Detach() {
 	}
 	cu.fold()
 	own := &Shared{l: cu.l, vis: newVisits(cu.ks), LambdaTable: LambdaTable{byHash: map[uint64]int32{}}}
-	own.vis.gap = cu.sh.vis.gap
+	own.vis.gap, own.vis.cells = cu.sh.vis.gap, cu.sh.vis.cells
 	col := own.column()
 	cu.sh.open(cu.col, func(hash uint64, g *openGroup) { *own.group(own.rowByHash(hash), col) = *g })
 	cu.sh.detach(cu)

@@ -358,6 +358,9 @@ type pairedCell struct {
 	num   CounterSet // a plain counter; 0 for a block
 	block Counter    // cRecallStrict, cTriageLabel or cHitAtK, with index i
 	i     int
+	// uncounted: no check reads the series (UncountedSeries), so its
+	// visits are not kept.
+	uncounted bool
 }
 
 func (p *pairedCell) cell(e *matchEvent) int {
@@ -398,6 +401,59 @@ func pairedCells(ks []int) []pairedCell {
 			p.num = 1 << s.Row.num
 		}
 		out = append(out, p)
+	}
+	return out
+}
+
+// uncount marks the cells of the series named in uncounted.
+func uncount(cells []pairedCell, ks []int, uncounted []string) []pairedCell {
+	for i, s := range PairedSeries(ks) {
+		cells[i].uncounted = slices.Contains(uncounted, s.Name)
+	}
+	return cells
+}
+
+// VisitSeries is the paired series (of PairedSeries(ks)) whose visits a
+// check of s reads, in its pairs and in each arm's visit sums: its own for
+// a per-event proportion, its denominator's for a mean that
+// VisitClustered; ok is false for any other.
+func VisitSeries(ks []int, s Series) (name string, ok bool) {
+	ps := PairedSeries(ks)
+	if s.Kind == Mean {
+		if i := visitDenSeries(ks, s.Row.den); i >= 0 && VisitClustered(s) {
+			return ps[i].Name, true
+		}
+		return "", false
+	}
+	if !s.Row.PerEvent() {
+		return "", false
+	}
+	for _, p := range ps {
+		if p.Name == s.Name {
+			return p.Name, true
+		}
+	}
+	return "", false
+}
+
+// UncountedSeries are the paired series (of PairedSeries(ks)) whose visits
+// no check of the metrics reads (VisitSeries): an event changes most
+// series' visits, and sparing those a check never reads is most of what
+// pairing an event costs.
+func UncountedSeries(ks []int, metrics []string) []string {
+	read := map[string]bool{}
+	for _, m := range metrics {
+		if s, ok := Lookup(m); ok {
+			if name, ok := VisitSeries(ks, s); ok {
+				read[name] = true
+			}
+		}
+	}
+	var out []string
+	for _, s := range PairedSeries(ks) {
+		if !read[s.Name] {
+			out = append(out, s.Name)
+		}
 	}
 	return out
 }
@@ -811,12 +867,15 @@ type MatchOptions struct {
 	// MaxPending bounds the events (and, apart, the judgement pairs)
 	// waiting for a partner; past it the oldest are forgotten.
 	MaxPending int
+	// Uncounted are the paired series whose visits no check reads
+	// (UncountedSeries): left empty, they cost an event nothing.
+	Uncounted []string
 }
 
 // NewMatcher returns a Matcher with nothing matched.
 func NewMatcher(opt MatchOptions) *Matcher {
 	return &Matcher{
-		ks: slices.Clone(opt.Ks), minRuns: min(max(opt.MinRuns, 1), maxGroupRuns), cells: pairedCells(opt.Ks),
+		ks: slices.Clone(opt.Ks), minRuns: min(max(opt.MinRuns, 1), maxGroupRuns), cells: uncount(pairedCells(opt.Ks), opt.Ks, opt.Uncounted),
 		events: newPairQueue(opt.Horizon, opt.MaxPending), judged: newPairQueue(opt.Horizon, opt.MaxPending),
 		groups: map[uint64]*pairedGroup{}, tot: NewMatches(opt.Ks), lo: math.MinInt64, hi: math.MaxInt64,
 		visits: map[uint64]*openVisit{}, gap: max(opt.Gap, 1), late: opt.Lateness, newest: math.MinInt64, first: math.MinInt64,
@@ -923,6 +982,9 @@ func (mt *Matcher) visit(c, b *matchEvent) {
 func (v *openVisit) add(cells []pairedCell, c, b *matchEvent) {
 	for i := range cells {
 		pc := &cells[i]
+		if pc.uncounted {
+			continue
+		}
 		cc, cb := pc.cell(c), pc.cell(b)
 		a := &v.acc[i]
 		if cc != cellOut {

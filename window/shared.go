@@ -160,6 +160,15 @@ func NewShared(ks []int) *Shared {
 // SetVisitGap sets the span of a visit (visits.go).
 func (sh *Shared) SetVisitGap(d time.Duration) { sh.vis.gap = int64(d) }
 
+// SetUncounted leaves out of the visit sums the paired series named
+// (UncountedSeries): their sums stay 0. Set before any event.
+func (sh *Shared) SetUncounted(names []string) {
+	cells := slices.Clone(sh.vis.cells)
+	n := len(cells) - 1 // the ΔS-cited values', last, are always counted
+	copy(cells, uncount(cells[:n], sh.vis.ks, names))
+	sh.vis.cells = cells
+}
+
 // VisitGap is the span of a visit.
 func (sh *Shared) VisitGap() time.Duration { return time.Duration(sh.vis.gap) }
 

@@ -98,6 +98,7 @@ type visitIncs struct {
 // them: the span of its visit, and per paired series its N and D.
 type visits struct {
 	gap   int64
+	ks    []int
 	cells []pairedCell
 	span  []int64
 	cnt   []uint16 // row·2·len(cells) + 2·series: N, then D
@@ -113,7 +114,7 @@ func VisitSpan(ns, gap int64) int64 {
 }
 
 func newVisits(ks []int) visits {
-	return visits{gap: int64(DefaultVisitGap), cells: append(pairedCells(ks), pairedCell{cited: true})}
+	return visits{gap: int64(DefaultVisitGap), ks: ks, cells: append(pairedCells(ks), pairedCell{cited: true})}
 }
 
 // step adds an event of counters e at event time ns to the visit of row r
@@ -143,6 +144,9 @@ func (vs *visits) step(l *layout, r int32, ns int64, e *matchEvent, out *visitIn
 		row = single[:stride]
 	}
 	for i := range vs.cells {
+		if vs.cells[i].uncounted {
+			continue
+		}
 		c := vs.cells[i].cell(e)
 		if c == cellOut {
 			continue

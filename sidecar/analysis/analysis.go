@@ -157,6 +157,10 @@ type Analysis struct {
 	// clock, so a JetStream replay narrows it at the same points.
 	run        []Bound
 	lastPeriod int64
+	// uncounted are the paired series whose visits its accumulators and
+	// pairs leave out (window.UncountedSeries), none of which its checks
+	// read.
+	uncounted []string
 }
 
 func newAnalysis(mu *accLock, epoch *uint64, spec Spec, checks []config.AnalysisCheck, alpha float64, ks []int, minRuns int) *Analysis {

@@ -97,53 +97,8 @@ func TestHeldObservationsCountAsOnArrival(t *testing.T) {
 	}
 	const steps = 9000
 	for k := range steps {
-		at := t0.Add(time.Duration(k) * 80 * time.Millisecond)
-		if rng.IntN(10) == 0 {
-			at = at.Add(-time.Duration(rng.IntN(20_000)) * time.Millisecond) // late
-		}
-		arm := []string{"live", "live", "canary", "shadow"}[rng.IntN(4)]
-		q := rng.IntN(300)
-		right := float64(q%10) / 9
-		good := rng.Float64() < right
-		o := window.Observation{
-			Arm: arm, Type: []string{"", "faq", "howto"}[q%3], QID: "q" + strconv.Itoa(q), Time: at,
-			HasAnswer: true, Answerable: q%7 != 0, Shipped: rng.IntN(12) != 0, Hit: good, Contained: good, Triage: -1,
-			HasRetrieval: true, HasRecallAtK: true, PrecisionAtK: make([]float64, ks), RecallAtK: make([]float64, ks),
-			DeltaSRetrieved: make([]float64, 1+q%6),
-			Lambda:          window.LambdaRun{State: window.LambdaConvergent},
-		}
-		if q%2 == 0 {
-			o.QIDKey = uint32(q + 1) // the rest are keyed by their qid's hash
-		}
-		if q%3 != 0 {
-			o.RequestID = "r" + strconv.Itoa(q) + "-" + strconv.Itoa(k/1000)
-		}
-		for i := range ks {
-			if good || i >= 2 {
-				o.RecallStrict |= 1 << i
-				o.HitAtK |= 1 << i
-			}
-			o.PrecisionAtK[i] = float64(rng.IntN(5)) / 4
-			o.RecallAtK[i] = float64(rng.IntN(3)) / 2
-		}
-		if q%4 != 0 {
-			// Ranked: the ranking metrics' values, as checks.rankingOfMasks writes them.
-			o.Means = make([]float64, window.MeansLen(ks))
-			for i := range o.Means {
-				o.Means[i] = float64(rng.IntN(9)) / 8
-			}
-			o.Counters.Set(window.CountRanked)
-		}
-		for i := range o.DeltaSRetrieved {
-			o.DeltaSRetrieved[i] = rng.Float64()
-		}
-		if rng.IntN(3) > 0 {
-			o.HasDeltaSCited, o.DeltaSCited = true, float64(q%97)/97+rng.Float64()/50
-			o.DeltaSCited = min(o.DeltaSCited, 1)
-		}
-		if good != (right >= 0.5) {
-			o.Lambda.State = window.LambdaDivergent
-		}
+		o := richObservation(rng, k, ks)
+		at, arm := o.Time, o.Arm
 		given = o
 		given.QID, given.RequestID, given.Type = reused(qidBuf, o.QID), reused(reqBuf, o.RequestID), reused(typeBuf, o.Type)
 		given.PrecisionAtK, given.RecallAtK, given.DeltaSRetrieved = prec[:copy(prec, o.PrecisionAtK)], rec[:copy(rec, o.RecallAtK)], ds[:copy(ds, o.DeltaSRetrieved)]
@@ -307,4 +262,69 @@ func TestTickJudgesSharedPairsOnce(t *testing.T) {
 	if ticks < 10 || paired < 6 {
 		t.Fatalf("%d ticks, %d paired checks", ticks, paired)
 	}
+}
+
+// richObservation is the k-th observation of a stream with every field the
+// analyses read: 300 questions of their own difficulty, a tenth of the
+// events up to 20 s late, request ids on two thirds, qids with and without
+// keys, retrieval lists, ranking values, cited ΔS and λ runs.
+func richObservation(rng *rand.Rand, k, ks int) window.Observation {
+	at := t0.Add(time.Duration(k) * 80 * time.Millisecond)
+	if rng.IntN(10) == 0 {
+		at = at.Add(-time.Duration(rng.IntN(20_000)) * time.Millisecond) // late
+	}
+	arm := []string{"live", "live", "canary", "shadow"}[rng.IntN(4)]
+	q := rng.IntN(300)
+	right := float64(q%10) / 9
+	good := rng.Float64() < right
+	o := window.Observation{
+		Arm: arm, Type: []string{"", "faq", "howto"}[q%3], QID: "q" + strconv.Itoa(q), Time: at,
+		HasAnswer: true, Answerable: q%7 != 0, Shipped: rng.IntN(12) != 0, Hit: good, Contained: good, Triage: -1,
+		HasRetrieval: true, HasRecallAtK: true, PrecisionAtK: make([]float64, ks), RecallAtK: make([]float64, ks),
+		DeltaSRetrieved: make([]float64, 1+q%6),
+		Lambda:          window.LambdaRun{State: window.LambdaConvergent},
+	}
+	if q%2 == 0 {
+		o.QIDKey = uint32(q + 1) // the rest are keyed by their qid's hash
+	}
+	if q%3 != 0 {
+		o.RequestID = "r" + strconv.Itoa(q) + "-" + strconv.Itoa(k/1000)
+	}
+	for i := range ks {
+		if good || i >= 2 {
+			o.RecallStrict |= 1 << i
+			o.HitAtK |= 1 << i
+		}
+		o.PrecisionAtK[i] = float64(rng.IntN(5)) / 4
+		o.RecallAtK[i] = float64(rng.IntN(3)) / 2
+	}
+	if q%4 != 0 {
+		// Ranked: the ranking metrics' values, as checks.rankingOfMasks writes them.
+		o.Means = make([]float64, window.MeansLen(ks))
+		for i := range o.Means {
+			o.Means[i] = float64(rng.IntN(9)) / 8
+		}
+		o.Counters.Set(window.CountRanked)
+	}
+	for i := range o.DeltaSRetrieved {
+		o.DeltaSRetrieved[i] = rng.Float64()
+	}
+	if rng.IntN(3) > 0 {
+		o.HasDeltaSCited, o.DeltaSCited = true, float64(q%97)/97+rng.Float64()/50
+		o.DeltaSCited = min(o.DeltaSCited, 1)
+	}
+	if good != (right >= 0.5) {
+		o.Lambda.State = window.LambdaDivergent
+	}
+	o.CoverageEligible, o.Covered = q%5 != 0, good
+	if q%2 == 1 {
+		o.Counters.Set(window.CountCitationAccEligible)
+		if good {
+			o.Counters.Set(window.CountCitationAccurate)
+		}
+	}
+	if q%3 == 0 {
+		o.Triage = (q/3 + k) % len(window.TriageLabels)
+	}
+	return o
 }

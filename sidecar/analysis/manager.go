@@ -72,6 +72,9 @@ type Manager struct {
 	// citedShared keeps, per matcher, the cited ΔS pairs unpacked for the
 	// analyses that read its total (Analysis.sharedCited), under acc.
 	citedShared map[*window.Matcher]*citedKept
+	// uncounted are the paired series whose visits no configured check
+	// reads (window.UncountedSeries): no Shared or Matcher keeps them.
+	uncounted []string
 	// prepared is the observation being added, under acc.
 	prepared window.Prepared
 	// epoch counts the analyses ended, under acc: a route whose epoch is
@@ -103,6 +106,13 @@ func NewManager(opt Options) *Manager {
 	if m.cfg.VisitGap <= 0 {
 		m.cfg.VisitGap = config.Duration(config.DefaultVisitGap)
 	}
+	var metrics []string
+	for _, set := range m.cfg.Checks {
+		for _, c := range set {
+			metrics = append(metrics, c.Metric)
+		}
+	}
+	m.uncounted = window.UncountedSeries(m.ks, metrics)
 	m.lateness = cmp.Or(opt.Lateness, window.DefaultMaxLateness)
 	m.route.Store(&routes{})
 	m.acc.m = m
@@ -187,6 +197,7 @@ func (m *Manager) Start(req StartRequest, now time.Time) (Result, bool, error) {
 	}
 	an := newAnalysis(&m.acc, &m.epoch, Spec{ID: req.ID, Arm: req.Arm, Baseline: req.Baseline, CheckSet: req.Checks, Start: now.Add(m.startDelay)}, checks, m.cfg.Alpha, m.ks, m.minRuns)
 	an.sharedCited = m.citedShared
+	an.uncounted = slices.Clone(m.uncounted)
 	m.byID[req.ID] = an
 	m.rerouteLocked()
 	m.mu.Unlock()
@@ -209,6 +220,7 @@ func (m *Manager) Restore(s Saved) error {
 	}
 	an := newAnalysis(&m.acc, &m.epoch, s.Spec, checks, m.cfg.Alpha, m.ks, m.minRuns)
 	an.sharedCited = m.citedShared
+	an.uncounted = slices.Clone(m.uncounted)
 	if err := an.load(s); err != nil {
 		return fmt.Errorf("analysis %q: %w", s.Spec.ID, err)
 	}
@@ -324,6 +336,7 @@ func (m *Manager) rerouteLocked() {
 			if r.sh == nil {
 				r.sh = window.NewShared(m.ks)
 				r.sh.SetVisitGap(time.Duration(m.cfg.VisitGap))
+				r.sh.SetUncounted(m.uncounted)
 			}
 			route[arm] = r
 		}
@@ -347,7 +360,7 @@ func (m *Manager) rerouteLocked() {
 			if mt = m.matchers[key]; mt == nil {
 				mt = window.NewMatcher(window.MatchOptions{Ks: m.ks, MinRuns: m.minRuns,
 					Horizon: int64(time.Duration(m.cfg.PairHorizon)), MaxPending: m.cfg.PairMaxPending,
-					Gap: int64(time.Duration(m.cfg.VisitGap)), Lateness: int64(m.lateness)})
+					Gap: int64(time.Duration(m.cfg.VisitGap)), Lateness: int64(m.lateness), Uncounted: m.uncounted})
 			}
 			matchers[key] = mt
 			routeOf(key[0]).feeds = append(routeOf(key[0]).feeds, matchFeed{mt, window.Candidate})

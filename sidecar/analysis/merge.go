@@ -31,6 +31,9 @@ func (an *Analysis) MergedResult(parts []Saved) (Result, error) {
 		if p.Candidate == nil || p.Baseline == nil {
 			continue
 		}
+		if err := an.readsUncounted(p.Uncounted); err != nil {
+			return Result{}, fmt.Errorf("analysis %q: part: %w", an.spec.ID, err)
+		}
 		c, b := new(window.Cumulative), new(window.Cumulative)
 		if err := json.Unmarshal(p.Candidate, c); err != nil {
 			return Result{}, fmt.Errorf("analysis %q: candidate part: %w", an.spec.ID, err)

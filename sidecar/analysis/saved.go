@@ -32,6 +32,9 @@ type Saved struct {
 	Tick    int             `json:"tick,omitempty"`
 	Run     []Bound         `json:"run,omitempty"`
 	Period  int64           `json:"period,omitempty"`
+	// Uncounted are the paired series whose visits the accumulators and
+	// pairs leave out: none may be one a check of the analysis reads.
+	Uncounted []string `json:"uncounted,omitempty"`
 }
 
 // What Save keeps.
@@ -74,7 +77,24 @@ func (an *Analysis) Save(mode SaveMode) (Saved, error) {
 	}
 	s.Events, s.History, s.Step, s.Tick = an.eventsLocked(), slices.Clone(an.history), an.step, an.tick
 	s.Run, s.Period = slices.Clone(an.run), an.lastPeriod
+	s.Uncounted = slices.Clone(an.uncounted)
 	return s, nil
+}
+
+// readsUncounted is the error of accumulators that left out the visits of
+// a series one of an's checks reads: its check set read other metrics
+// when they were counted, and its variance would be missing them.
+func (an *Analysis) readsUncounted(uncounted []string) error {
+	for _, c := range an.checks {
+		s, ok := window.Lookup(c.Metric)
+		if !ok {
+			continue
+		}
+		if name, ok := window.VisitSeries(an.ks, s); ok && slices.Contains(uncounted, name) {
+			return fmt.Errorf("check %q reads the visits of %s, which these accumulators did not count (check set %q read no such metric when they were saved)", c.Name, name, an.spec.CheckSet)
+		}
+	}
+	return nil
 }
 
 // load restores what Save wrote into a fresh analysis.
@@ -85,6 +105,16 @@ func (an *Analysis) load(s Saved) error {
 	}
 	if len(s.Candidate) == 0 && len(s.Baseline) == 0 {
 		return nil
+	}
+	if err := an.readsUncounted(s.Uncounted); err != nil {
+		return err
+	}
+	// Counted on from here as the Manager counts, the accumulators keep
+	// out what either left out.
+	for _, name := range s.Uncounted {
+		if !slices.Contains(an.uncounted, name) {
+			an.uncounted = append(an.uncounted, name)
+		}
 	}
 	if err := json.Unmarshal(s.Candidate, an.cand); err != nil {
 		return fmt.Errorf("candidate: %w", err)
