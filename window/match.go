@@ -437,9 +437,9 @@ func VisitSeries(ks []int, s Series) (name string, ok bool) {
 }
 
 // UncountedSeries are the paired series (of PairedSeries(ks)) whose visits
-// no check of the metrics reads (VisitSeries): an event changes most
-// series' visits, and sparing those a check never reads is most of what
-// pairing an event costs.
+// no check of the metrics reads (VisitSeries): an event changes the visits
+// of every series it counts in, and keeping those of a series no check
+// reads would be work for nothing.
 func UncountedSeries(ks []int, metrics []string) []string {
 	read := map[string]bool{}
 	for _, m := range metrics {
