@@ -518,6 +518,57 @@ func TestRunningIntersection(t *testing.T) {
 	}
 }
 
+// A canary that degrades after its analysis passed moves its unpaired
+// sequence at once, while its paired one still reads the visits that
+// closed before (a visit closes only once no late run can join it): the
+// two no longer meet, and the check must not keep the pass its running
+// bound reached before.
+func TestPassNotKeptWhenOneSequenceMoves(t *testing.T) {
+	m := newTestManager(onlyChecks("precision"))
+	if _, _, err := m.Start(StartRequest{ID: "a", Checks: "some"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	an, _ := m.Get("a")
+	rng := rand.New(rand.NewPCG(13, 13))
+	feed(t, m, rng, "canary", healthy, 20000, t0)
+	feed(t, m, rng, "live", healthy, 80000, t0)
+	if r := an.Result(); r.Verdict != Pass {
+		t.Fatalf("healthy canary: %s (%s)", r.Verdict, r.Reason)
+	}
+	// A minute later the canary collapses, on 2,000 questions asked a few
+	// times each: their visits stay open. The first of these events
+	// narrows the running bound with the passing sequence.
+	at := t0.Add(time.Minute)
+	for i := range 40000 {
+		arm, good := "live", rng.Float64() < healthy.prec
+		if i%2 == 1 {
+			arm, good = "canary", rng.Float64() < 0.5
+		}
+		o := window.Observation{Arm: arm, QID: fmt.Sprintf("d%d", i/2%2000), Time: at, HasAnswer: true, Answerable: true, Shipped: true,
+			Hit: good, Contained: good, Triage: -1}
+		if err := m.Observe(&o, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !an.run[0].Set {
+		t.Fatal("the running bound was never narrowed: the fixture tests nothing")
+	}
+	c := checkOf(t, an.Result(), "precision")
+	if c.PairedInterval == nil || c.UnpairedInterval == nil {
+		t.Fatalf("precision unpaired: %+v", c)
+	}
+	p, u := *c.PairedInterval, *c.UnpairedInterval
+	if !(u[1] < -c.Tolerance) || !(u[1] < p[0]) {
+		t.Fatalf("the fixture tests nothing: unpaired %v is not past the tolerance and below paired %v", u, p)
+	}
+	if c.Verdict == Pass {
+		t.Errorf("precision of a collapsed canary passes on %v (paired %v, unpaired %v, running bound %+v)", *c.Interval, p, u, an.run[0])
+	}
+	if c.Interval[0] > u[0] || c.Interval[1] < p[1] {
+		t.Errorf("interval %v is not the two sequences' hull (paired %v, unpaired %v); %s: %s", *c.Interval, p, u, c.Verdict, c.Reason)
+	}
+}
+
 func mustEncode(t testing.TB, an *Analysis, mode SaveMode) []byte {
 	t.Helper()
 	s, err := an.Save(mode)

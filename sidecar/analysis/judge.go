@@ -90,6 +90,9 @@ type Bound struct {
 	Set bool    `json:"set"`
 }
 
+// meets reports whether [lo, hi] and b share a point.
+func (b Bound) meets(lo, hi float64) bool { return max(lo, b.Lo) <= min(hi, b.Hi) }
+
 // meet narrows b by iv.
 func (b *Bound) meet(iv confseq.Interval) {
 	if !b.Set {
@@ -290,8 +293,8 @@ func ptr(v float64) *float64 { return &v }
 
 // judgeCheck fills in r's estimate, interval and verdict with the judge
 // of c's kind; r has data. The interval is the sequence now intersected
-// with run; when they do not meet, the arm's quality has moved during the
-// analysis, and the sequence now is judged alone.
+// with run; when they do not meet (movedOff), the arm's quality has moved
+// during the analysis, and the sequence now is judged alone.
 func judgeCheck(c config.AnalysisCheck, r *CheckResult, a *arms, pass, fail float64, run Bound) {
 	k := checkKinds[c.Kind()]
 	if k == nil {
@@ -310,10 +313,8 @@ func judgeCheck(c config.AnalysisCheck, r *CheckResult, a *arms, pass, fail floa
 	tooFew := k.tooFew(c, r.Samples)
 	enough := tooFew == ""
 	r.now, r.nowOK = iv, enough
-	if run.Set && enough {
-		if met := (confseq.Interval{Lo: max(iv.Lo, run.Lo), Hi: min(iv.Hi, run.Hi)}); met.Lo <= met.Hi {
-			iv = met
-		}
+	if run.Set && enough && !movedOff(r, iv, run) {
+		iv = confseq.Interval{Lo: max(iv.Lo, run.Lo), Hi: min(iv.Hi, run.Hi)}
 	}
 	r.Interval = &[2]float64{iv.Lo, iv.Hi}
 	if !enough {
@@ -321,6 +322,25 @@ func judgeCheck(c config.AnalysisCheck, r *CheckResult, a *arms, pass, fail floa
 		return
 	}
 	r.Verdict, r.Reason = k.decide(c, r.LowerIsBetter, iv)
+}
+
+// movedOff reports whether the sequence now, or either of the paired and
+// unpaired sequences it combines, no longer meets the running bound. Where
+// the two do not meet each other, the sequence now is their hull, which
+// holds the running bound even after one of them has left it: a canary
+// that degrades moves its unpaired sequence at once, while its paired one
+// waits for the visits to close, and the bound reached before would keep
+// its pass.
+func movedOff(r *CheckResult, iv confseq.Interval, run Bound) bool {
+	if !run.meets(iv.Lo, iv.Hi) {
+		return true
+	}
+	for _, s := range []*[2]float64{r.PairedInterval, r.UnpairedInterval} {
+		if s != nil && !run.meets(s[0], s[1]) {
+			return true
+		}
+	}
+	return false
 }
 
 // decide places the interval against c's tolerance or threshold with the
