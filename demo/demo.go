@@ -72,6 +72,11 @@ const (
 	// afterFail is how long the clock keeps its speed after the analysis
 	// fails: the 1m windows fill with degraded traffic and the gates fire.
 	afterFail = time.Minute
+	// failRoom is how much of a --duration the degraded canary keeps at
+	// least, for the analysis to fail (about 12 s of the demo clock after
+	// the degradation) and the 1m windows to show it. The pass comes at
+	// about 1m05s, so --duration 2m30s has room for the whole story.
+	failRoom = 45 * time.Second
 	// tick is the shortest sleep of the publisher: at high rates each
 	// wake-up publishes every event that has come due since the last one.
 	tick = 5 * time.Millisecond
@@ -462,7 +467,7 @@ func (t *tour) degradeDue() time.Duration {
 	}
 	limit := maxHealthy
 	if t.opt.Duration > 0 {
-		limit = min(limit, t.opt.Duration/2)
+		limit = min(limit, max(t.opt.Duration/2, t.opt.Duration-failRoom))
 	}
 	if passed, _ := t.story.times(); !passed.IsZero() {
 		return min(passed.Sub(t.start), limit)

@@ -416,3 +416,30 @@ func TestListenBusy(t *testing.T) {
 		t.Errorf("pickListen(\"\") = %q, %v", addr, fell)
 	}
 }
+
+// TestDegradeDue: with the default DegradeAfter the canary degrades when
+// the analysis passes, but never so late that a --duration leaves the
+// degraded canary less than failRoom (or half the run) to fail in.
+func TestDegradeDue(t *testing.T) {
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		duration, degradeAfter, passedAt, want time.Duration
+	}{
+		{0, 0, 0, maxHealthy},
+		{0, 0, 66 * time.Second, 66 * time.Second},
+		{150 * time.Second, 0, 0, 105 * time.Second},
+		{150 * time.Second, 0, 66 * time.Second, 66 * time.Second},
+		{150 * time.Second, 0, 2 * time.Minute, 105 * time.Second},
+		{time.Minute, 0, 0, 30 * time.Second},
+		{time.Hour, 0, 0, maxHealthy},
+		{150 * time.Second, 10 * time.Second, 66 * time.Second, 10 * time.Second},
+	} {
+		tr := &tour{opt: Options{Duration: c.duration, DegradeAfter: c.degradeAfter}, start: start, story: &story{}}
+		if c.passedAt > 0 {
+			tr.story.passed = start.Add(c.passedAt)
+		}
+		if got := tr.degradeDue(); got != c.want {
+			t.Errorf("duration %s, degrade-after %s, passed at %s: degrades at %s, want %s", c.duration, c.degradeAfter, c.passedAt, got, c.want)
+		}
+	}
+}

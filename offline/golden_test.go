@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -232,7 +233,7 @@ func runAgreementPython(t *testing.T, py, dir string) runResult {
 
 func runTriageGo(t *testing.T, dir string) runResult {
 	var out bytes.Buffer
-	err := RunTriage(&out, filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, "chunks.json"))
+	err := RunTriage(&out, io.Discard, filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, "chunks.json"))
 	return runResult{stdout: out.Bytes(), err: err}
 }
 

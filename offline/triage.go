@@ -82,7 +82,13 @@ type traceRecord struct {
 	Q       string
 	Answer  string
 	ChunkID []string
+	// wireOnly: the line carries the sidecar's retrieved_ids or
+	// answer_json where seed 004 reads chunks and answer.
+	wireOnly bool
 }
+
+// seed004Format is the trace line triage reads, for its messages.
+const seed004Format = `{"q", "chunks": [{"id"}, …], "answer"} (seed 004); the sidecar's events are judged by shadoweval eval`
 
 // decodeTraceLine decodes one non-blank trace line (unstripped: json.loads
 // only allows JSON white space around the object). q is a required string,
@@ -93,13 +99,20 @@ func decodeTraceLine(line []byte) (traceRecord, error) {
 		Q      jsontext.Value `json:"q"`
 		Answer jsontext.Value `json:"answer"`
 		Chunks jsontext.Value `json:"chunks"`
+		// Read only to say they are not: the sidecar's wire format.
+		RetrievedIDs jsontext.Value `json:"retrieved_ids"`
+		AnswerJSON   jsontext.Value `json:"answer_json"`
 	}
 	if err := decodeObjectLine(line, maxDepthTrace, &raw); err != nil {
 		return traceRecord{}, err
 	}
 	var rec traceRecord
+	rec.wireOnly = (len(raw.RetrievedIDs) > 0 && len(raw.Chunks) == 0) || (len(raw.AnswerJSON) > 0 && len(raw.Answer) == 0)
 	var err error
 	if rec.Q, err = stringField(raw.Q, false); err != nil {
+		if rec.wireOnly {
+			return traceRecord{}, fmt.Errorf("%w: a trace line is %s", &fieldError{"q", err}, seed004Format)
+		}
 		return traceRecord{}, &fieldError{"q", err}
 	}
 	if rec.Answer, err = stringField(raw.Answer, true); err != nil {
@@ -143,7 +156,10 @@ func decodeTraceLine(line []byte) (traceRecord, error) {
 // prints one JSON line per non-blank trace line, keys q, label, why, chunks,
 // citations_in_answer, as json.dumps(ensure_ascii=False) does. Nothing is
 // printed when any input is bad: the error names the file, line and field.
-func RunTriage(stdout io.Writer, tracePath, chunksPath string) error {
+// Lines that carry the sidecar's retrieved_ids or answer_json instead of
+// chunks and answer are labelled as reflect.py labels them (without
+// chunks), and stderr says so, with the first such line and their count.
+func RunTriage(stdout, stderr io.Writer, tracePath, chunksPath string) error {
 	data, err := os.ReadFile(chunksPath)
 	if err != nil {
 		return err
@@ -153,10 +169,16 @@ func RunTriage(stdout io.Writer, tracePath, chunksPath string) error {
 		return fmt.Errorf("%s: %w", chunksPath, err)
 	}
 	var out []byte
+	wireLines, firstWire := 0, 0
 	err = readJSONL(tracePath, false, func(lineNo int, line []byte) error {
 		rec, err := decodeTraceLine(line)
 		if err != nil {
 			return err
+		}
+		if rec.wireOnly {
+			if wireLines++; firstWire == 0 {
+				firstWire = lineNo
+			}
 		}
 		texts := make([]string, len(rec.ChunkID))
 		for i, id := range rec.ChunkID {
@@ -181,6 +203,10 @@ func RunTriage(stdout io.Writer, tracePath, chunksPath string) error {
 	})
 	if err != nil {
 		return err
+	}
+	if wireLines > 0 {
+		fmt.Fprintf(stderr, "shadoweval triage: %s:%d and %d more lines have retrieved_ids or answer_json but no chunks or answer, which triage does not read: a trace line is %s\n",
+			tracePath, firstWire, wireLines-1, seed004Format)
 	}
 	_, err = stdout.Write(out)
 	return err

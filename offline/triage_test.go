@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -85,17 +86,17 @@ func TestRunTriageErrors(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "c.json"), `[{"id":"a","text":"alpha"},{"id":"n","text":5}]`)
 	writeFile(t, filepath.Join(dir, "t.jsonl"), `{"q":"alpha","answer":"x","chunks":[{"id":"a"}]}`+"\n"+`{"q":"x","chunks":[{"id":"n"}]}`+"\n")
 	var out bytes.Buffer
-	err := RunTriage(&out, filepath.Join(dir, "t.jsonl"), filepath.Join(dir, "c.json"))
+	err := RunTriage(&out, io.Discard, filepath.Join(dir, "t.jsonl"), filepath.Join(dir, "c.json"))
 	if err == nil || !strings.Contains(err.Error(), `t.jsonl:2: chunk "n" (`) || !strings.Contains(err.Error(), `c.json item 1): field "text": want a string, got a number`) {
 		t.Errorf("err = %v", err)
 	}
 	if out.Len() != 0 {
 		t.Errorf("output written before the error: %q", out.String())
 	}
-	if err := RunTriage(&out, filepath.Join(dir, "missing"), filepath.Join(dir, "c.json")); !errors.Is(err, os.ErrNotExist) {
+	if err := RunTriage(&out, io.Discard, filepath.Join(dir, "missing"), filepath.Join(dir, "c.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing trace: %v", err)
 	}
-	if err := RunTriage(&out, filepath.Join(dir, "t.jsonl"), filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+	if err := RunTriage(&out, io.Discard, filepath.Join(dir, "t.jsonl"), filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing chunks: %v", err)
 	}
 }
@@ -156,5 +157,37 @@ func TestTriageMatchesPythonRandom(t *testing.T) {
 			}
 			compare(t, "reference", goRes, pyRes)
 		})
+	}
+}
+
+// Lines in the sidecar's wire format are not what triage reads: one
+// without q is refused saying which format is, and one with q but
+// retrieved_ids and answer_json in place of chunks and answer is labelled
+// as reflect.py labels it, with stderr saying so.
+func TestTriageWireFormatLines(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "c.json"), `[{"id":"a","text":"alpha"}]`)
+	writeFile(t, filepath.Join(dir, "t.jsonl"), `{"q":"alpha","retrieved_ids":["a"],"answer_json":{"claim":"x","citations":["a"]}}`+"\n"+
+		`{"q":"alpha","answer":"x","chunks":[{"id":"a"}]}`+"\n"+`{"q":"beta","retrieved_ids":["a"]}`+"\n")
+	var out, stderr bytes.Buffer
+	if err := RunTriage(&out, &stderr, filepath.Join(dir, "t.jsonl"), filepath.Join(dir, "c.json")); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "\n"); n != 3 || !strings.HasPrefix(out.String(), `{"q": "alpha", "label": "`) {
+		t.Errorf("output %q, want 3 labels", out.String())
+	}
+	if want := "t.jsonl:1 and 1 more lines have retrieved_ids or answer_json but no chunks or answer"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q, want it to say %q", stderr.String(), want)
+	}
+	stderr.Reset()
+	writeFile(t, filepath.Join(dir, "w.jsonl"), `{"qid":"A1","retrieved_ids":["a"]}`+"\n")
+	err := RunTriage(&out, &stderr, filepath.Join(dir, "w.jsonl"), filepath.Join(dir, "c.json"))
+	if err == nil || !strings.Contains(err.Error(), `w.jsonl:1: field "q": missing: a trace line is {"q", "chunks"`) {
+		t.Errorf("err = %v", err)
+	}
+	// A seed 004 trace says nothing on stderr.
+	writeFile(t, filepath.Join(dir, "s.jsonl"), `{"q":"alpha","answer":"x","chunks":[{"id":"a"}]}`+"\n")
+	if err := RunTriage(&out, &stderr, filepath.Join(dir, "s.jsonl"), filepath.Join(dir, "c.json")); err != nil || stderr.Len() != 0 {
+		t.Errorf("seed 004 trace: %v, stderr %q", err, stderr.String())
 	}
 }

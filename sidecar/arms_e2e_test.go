@@ -120,4 +120,8 @@ func TestKeyedSubjectsKeepTheEventsArm(t *testing.T) {
 	if !slices.Equal(names, []string{"canary", "live"}) {
 		t.Errorf("arms %v, want [canary live]", names)
 	}
+	// A misspelt parameter would answer every type: it is refused.
+	if code, out := h.Get("/api/v1/windows?arm=canary&window=5m&typ=code"); code != http.StatusBadRequest || !strings.Contains(string(out), `unknown parameter \"typ\"`) {
+		t.Errorf("GET /api/v1/windows with typ=code: %d %s, want 400", code, out)
+	}
 }

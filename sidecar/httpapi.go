@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/pprof"
 	"slices"
@@ -142,6 +143,13 @@ func (a *App) reportArms(now time.Time) []string {
 
 func (a *App) handleWindows(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	for name := range q {
+		if !windowsParams[name] {
+			// typ=code and the like would otherwise answer every type.
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("unknown parameter %q; the windows take arm, window and type", name)})
+			return
+		}
+	}
 	arm, win, typ := q.Get("arm"), q.Get("window"), q.Get("type")
 	now := a.now()
 	if arm != "" && win != "" {
@@ -169,6 +177,9 @@ func (a *App) handleWindows(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, list)
 }
+
+// windowsParams are the query parameters of GET /api/v1/windows.
+var windowsParams = map[string]bool{"arm": true, "window": true, "type": true}
 
 // noReportReason says why there is no report of arm, window and type.
 func (a *App) noReportReason(arm, win, typ string, now time.Time) string {

@@ -30,7 +30,7 @@ traffic for a live and a canary arm (5 % of it awkward on purpose), a canary
 analysis printed as its verdict moves, the alert gates' transitions and the
 status page's URL. Nothing is needed beforehand and nothing is left behind.`,
 		examples: `  shadoweval demo                        # until Ctrl-C
-  shadoweval demo --duration 2m          # about 15 s of wall time
+  shadoweval demo --duration 2m30s       # about 35 s of wall time
   shadoweval demo --speed 1 --rate 20    # real time, slowly`,
 	},
 	"score": {
@@ -60,8 +60,12 @@ TSV. Exit: 0 when the gates pass, 1 when one fails, 2 on bad input.`,
 	},
 	"triage": {
 		about: `The seed 004 labels, one JSON line per trace line, from the traces and the
-chunk texts. Exit: 0, or 2 on bad input.`,
-		examples: `  shadoweval triage runs/trace.jsonl chunks.jsonl > triage.jsonl`,
+chunk texts. TRACE is JSONL in seed 004's format, a line
+{"q": "...", "chunks": [{"id": "..."}, ...], "answer": "..."}; CHUNKS a JSON
+array of {"id": "...", "text": "..."} objects. The sidecar's events
+(retrieved_ids, answer_json) are judged by shadoweval eval instead.
+Exit: 0, or 2 on bad input.`,
+		examples: `  shadoweval triage runs/trace.jsonl data/chunks.json > triage.jsonl`,
 	},
 	"replay": {
 		about: `Publishes a JSONL file to NATS, a message per non-blank line, in order,

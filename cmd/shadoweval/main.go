@@ -27,10 +27,10 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "run [--config F] [--nats-url U] [--gold F] [--listen A]", "the sidecar", runRun},
-		{"demo", "demo [--duration D] [--rate N] [--speed X] [--degrade-after D] [--listen A] [--every D] [--log-level L]", "the one-command tour: embedded NATS, the sidecar, live + canary traffic, a canary analysis", runDemo},
+		{"demo", "demo [--duration D] [--rate N] [--speed X] [--degrade-after D] [--listen A] [--every D] [--seed N] [--log-level L]", "the one-command tour: embedded NATS, the sidecar, live + canary traffic, a canary analysis", runDemo},
 		{"replay", "replay FILE [--subject S] [--rate N] [--nats-url U] [--msg-id=false] [--partition-key qid]", "publish a JSONL file to NATS", runReplay},
 		{"score", "score --gold F --trace F [--k 5] [--gates precision=0.80,...]", "offline seed 002 report", runScore},
-		{"eval", "eval --gold F --trace F [--baseline F] [--k 1,3,5,10] [--format json|table] [--quantiles exact|sketch] [--config F]", "offline seed 001 report; with a baseline, the canary analysis (exit 0 pass, 1 fail, 3 inconclusive)", runEval},
+		{"eval", "eval --gold F --trace F [--baseline F] [--k 1,3,5,10] [--format json|table] [--quantiles exact|sketch] [--config F] [--per-question F]", "offline seed 001 report; with a baseline, the canary analysis (exit 0 pass, 1 fail, 3 inconclusive)", runEval},
 		{"agreement", "agreement (--pairs F | --scholar F --auditor F) [--tsv F] [--pa_gate 0.90 --kappa_gate 0.75 --abstain_gate 0.02]", "offline seed 003 report", runAgreement},
 		{"triage", "triage TRACE CHUNKS", "offline seed 004 labels", runTriage},
 		{"config", "config (check FILE... | defaults)", "check or print the configuration", runConfig},

@@ -128,7 +128,7 @@ func runTriage(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	w := bufio.NewWriter(stdout)
-	if err := offline.RunTriage(w, fs.Arg(0), fs.Arg(1)); err != nil {
+	if err := offline.RunTriage(w, stderr, fs.Arg(0), fs.Arg(1)); err != nil {
 		fmt.Fprintf(stderr, "shadoweval triage: %v\n", err)
 		return exitBadInput
 	}

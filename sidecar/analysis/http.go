@@ -74,11 +74,21 @@ func errorStatus(err error) int {
 	if errors.Is(err, ErrTooMany) {
 		return http.StatusTooManyRequests
 	}
+	if errors.Is(err, ErrConflict) {
+		return http.StatusConflict
+	}
 	return http.StatusBadRequest
 }
 
 // startOrGet starts the analysis of req unless its id runs already.
 func (h *Handlers) startOrGet(req StartRequest) (*Analysis, bool, error) {
+	return h.startOrGetAsked(req, req)
+}
+
+// startOrGetAsked is startOrGet where asked holds only the fields the
+// caller named (the rest of req being defaults), which an existing
+// analysis must match.
+func (h *Handlers) startOrGetAsked(req, asked StartRequest) (*Analysis, bool, error) {
 	id := req.ID
 	if id == "" {
 		id = req.Arm
@@ -87,14 +97,28 @@ func (h *Handlers) startOrGet(req StartRequest) (*Analysis, bool, error) {
 		}
 	}
 	if an, ok := h.M.Get(id); ok {
-		return an, false, nil
+		return an, false, conflicting(an.Spec(), asked)
 	}
 	_, created, err := h.M.Start(req, h.now())
 	if err != nil {
 		return nil, false, err
 	}
 	an, _ := h.M.Get(id)
-	return an, created, nil
+	return an, created, conflicting(an.Spec(), asked)
+}
+
+// conflicting refuses a request that names an existing analysis but asks
+// for another arm, baseline or check set than it judges: answering the
+// existing one would read as a verdict on what was asked.
+func conflicting(s Spec, req StartRequest) error {
+	for _, f := range []struct{ name, asked, has string }{
+		{"arm", req.Arm, s.Arm}, {"baseline", req.Baseline, s.Baseline}, {"checks", req.Checks, s.CheckSet},
+	} {
+		if f.asked != "" && f.asked != f.has {
+			return fmt.Errorf("%w: analysis %q judges %s %q, not %q (arm %s, baseline %s, checks %s); end it first or use another id", ErrConflict, s.ID, f.name, f.has, f.asked, s.Arm, s.Baseline, s.CheckSet)
+		}
+	}
+	return nil
 }
 
 // verdict serves GET /api/v1/verdict?arm=canary&analysis=ID[&baseline=live]
@@ -113,11 +137,7 @@ func (h *Handlers) verdict(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	req := StartRequest{ID: q.Get("analysis"), Arm: q.Get("arm"), Baseline: q.Get("baseline"), Checks: q.Get("checks")}
-	if unknown, known := h.unknownArm(req); unknown != "" {
-		writeJSON(w, http.StatusNotFound, map[string]any{
-			"error":      fmt.Sprintf("unknown arm %q: no event named it and the configuration does not (known arms: %s); no analysis was started", unknown, strings.Join(known, ", ")),
-			"known_arms": known,
-		})
+	if h.refusedArm(w, req) {
 		return
 	}
 	an, _, err := h.startOrGet(req)
@@ -130,6 +150,22 @@ func (h *Handlers) verdict(w http.ResponseWriter, r *http.Request) {
 
 // verdictParams are the query parameters of GET /api/v1/verdict.
 var verdictParams = map[string]bool{"analysis": true, "arm": true, "baseline": true, "checks": true}
+
+// refusedArm answers 404, naming the known arms, when req would start an
+// analysis for an arm or baseline KnownArms does not list, and reports
+// whether it did: a typo in a template or a webhook's metadata starts
+// nothing that would wait for events that never come.
+func (h *Handlers) refusedArm(w http.ResponseWriter, req StartRequest) bool {
+	unknown, known := h.unknownArm(req)
+	if unknown == "" {
+		return false
+	}
+	writeJSON(w, http.StatusNotFound, map[string]any{
+		"error":      fmt.Sprintf("unknown arm %q: no event named it and the configuration does not (known arms: %s); no analysis was started", unknown, strings.Join(known, ", ")),
+		"known_arms": known,
+	})
+	return true
+}
 
 // unknownArm returns the arm of req, or its baseline, that KnownArms does
 // not list when req would start an analysis, with the known arms; "" when
@@ -153,8 +189,11 @@ func (h *Handlers) unknownArm(req StartRequest) (string, []string) {
 
 func (h *Handlers) start(w http.ResponseWriter, r *http.Request) {
 	var req StartRequest
-	if err := readJSON(w, r, maxRequestBody, &req); err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Errorf("%w: %v", ErrBadRequest, err))
+	if err := readJSONStrict(w, r, maxRequestBody, &req); err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("%w: %v (the body takes id, arm, baseline and checks)", ErrBadRequest, err))
+		return
+	}
+	if h.refusedArm(w, req) {
 		return
 	}
 	an, created, err := h.startOrGet(req)
@@ -268,9 +307,16 @@ func (h *Handlers) flagger(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("bad Flagger webhook payload: %v", err))
 		return
 	}
+	for key := range p.Metadata {
+		if !flaggerMetadata[key] {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("%w: unknown metadata key %q; the webhook reads analysis, arm and baseline", ErrBadRequest, key))
+			return
+		}
+	}
 	req := StartRequest{ID: p.Metadata["analysis"], Arm: p.Metadata["arm"], Baseline: p.Metadata["baseline"], Checks: config.CanaryCheckSet}
+	asked := req
 	if rule.eligibility {
-		req.Checks = config.EligibilityCheckSet
+		req.Checks, asked.Checks = config.EligibilityCheckSet, config.EligibilityCheckSet
 		if req.Arm == "" {
 			req.Arm = DefaultEligibilityArm
 		}
@@ -283,7 +329,10 @@ func (h *Handlers) flagger(w http.ResponseWriter, r *http.Request) {
 	} else if rule.eligibility {
 		req.ID += ".eligibility"
 	}
-	an, _, err := h.startOrGet(req)
+	if h.refusedArm(w, req) {
+		return
+	}
+	an, _, err := h.startOrGetAsked(req, asked)
 	if err != nil {
 		writeError(w, errorStatus(err), err)
 		return
@@ -295,6 +344,9 @@ func (h *Handlers) flagger(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, status, res)
 }
+
+// flaggerMetadata are the keys a webhook's metadata may hold.
+var flaggerMetadata = map[string]bool{"analysis": true, "arm": true, "baseline": true}
 
 // flaggerID is one analysis per canary (namespace, name), revision and
 // check set: flagger:<namespace>:<name>:<checksum>[.eligibility]. Names
@@ -422,6 +474,9 @@ func (h *Handlers) kayenta(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	sr := StartRequest{ID: req.pick(q.Get("analysis"), "analysis"), Arm: req.pick(q.Get("arm"), "arm"), Baseline: req.pick(q.Get("baseline"), "baseline")}
+	if h.refusedArm(w, sr) {
+		return
+	}
 	an, _, err := h.startOrGet(sr)
 	if err != nil {
 		writeError(w, errorStatus(err), err)
@@ -523,6 +578,16 @@ func kayentaResult(rep Result, th scoreThresholds) KayentaJudgeResult {
 // readJSON decodes the body of r (at most limit bytes) into v; an empty
 // body leaves v as it is.
 func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	return decodeBody(w, r, limit, v, false)
+}
+
+// readJSONStrict is readJSON refusing keys v does not have: a misspelt
+// one would otherwise start an analysis of the defaults.
+func readJSONStrict(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	return decodeBody(w, r, limit, v, true)
+}
+
+func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any, strict bool) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -535,6 +600,9 @@ func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error 
 		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
+	if strict {
+		dec.DisallowUnknownFields()
+	}
 	if err := dec.Decode(v); err != nil {
 		return err
 	}

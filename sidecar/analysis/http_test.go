@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -66,7 +67,7 @@ func TestVerdictEndpoint(t *testing.T) {
 		target, verdict, analysis, arm string
 	}{
 		{"/api/v1/verdict?analysis=good", "pass", "good", "canary-good"},
-		{"/api/v1/verdict?analysis=bad&arm=whatever", "fail", "bad", "canary-bad"},
+		{"/api/v1/verdict?analysis=bad&arm=canary-bad", "fail", "bad", "canary-bad"},
 		{"/api/v1/verdict?analysis=young", "inconclusive", "young", "canary-young"},
 		// Unknown ids start an analysis; without analysis the id is the arm.
 		{"/api/v1/verdict?analysis=new1&arm=blue", "inconclusive", "new1", "blue"},
@@ -185,6 +186,44 @@ func TestAnalysesAPI(t *testing.T) {
 	for _, c := range []struct{ method, target string }{{"GET", "/api/v1/analyses/nope"}, {"DELETE", "/api/v1/analyses/nope"}} {
 		if rec, _ := do(t, h, c.method, c.target, "", "Authorization", "Bearer s3cret"); rec.Code != http.StatusNotFound {
 			t.Errorf("%s %s: %d", c.method, c.target, rec.Code)
+		}
+	}
+}
+
+// A request that names an existing analysis but asks for another arm,
+// baseline or check set is refused (409), not answered with the existing
+// analysis' verdict; a POST body with a key the API does not take, and a
+// Flagger webhook with metadata it does not read, are refused (400)
+// rather than read as the defaults. Nothing is started by any of them.
+func TestRequestsThatAskForSomethingElse(t *testing.T) {
+	m, h := testHandlers(t)
+	before := len(m.List())
+	for _, c := range []struct {
+		method, target, body string
+		status               int
+		says                 string
+	}{
+		{"GET", "/api/v1/verdict?analysis=bad&arm=whatever", "", http.StatusConflict, `judges arm "canary-bad", not "whatever"`},
+		{"GET", "/api/v1/verdict?analysis=good&baseline=shadow", "", http.StatusConflict, `judges baseline "live", not "shadow"`},
+		{"GET", "/api/v1/verdict?analysis=good&checks=eligibility", "", http.StatusConflict, `judges checks "canary", not "eligibility"`},
+		{"POST", "/api/v1/analyses", `{"id":"good","arm":"canary"}`, http.StatusConflict, `judges arm "canary-good"`},
+		{"POST", "/api/v1/analyses", `{"id":"x2","arm":"canary","baselin":"shadow"}`, http.StatusBadRequest, `unknown field "baselin"`},
+		{"POST", "/api/v1/flagger/rollout", `{"name":"p","namespace":"n","metadata":{"analysiss":"good"}}`, http.StatusBadRequest, `unknown metadata key "analysiss"`},
+		{"POST", "/api/v1/flagger/rollout", `{"name":"p","namespace":"n","metadata":{"analysis":"good","arm":"canary"}}`, http.StatusConflict, `judges arm "canary-good"`},
+		{"POST", "/judge", `{"metricSetPairList":[{"name":"m","id":"1","tags":{"analysis":"good","arm":"canary"}}]}`, http.StatusConflict, `judges arm "canary-good"`},
+	} {
+		rec, body := do(t, h, c.method, c.target, c.body)
+		if rec.Code != c.status || !strings.Contains(fmt.Sprint(body["error"]), c.says) {
+			t.Errorf("%s %s %s: %d %v, want %d saying %q", c.method, c.target, c.body, rec.Code, body, c.status, c.says)
+		}
+	}
+	if n := len(m.List()); n != before {
+		t.Errorf("%d analyses after the refused requests, want %d", n, before)
+	}
+	// Naming only what matches, or nothing but the id, reads the analysis.
+	for _, target := range []string{"/api/v1/verdict?analysis=bad", "/api/v1/verdict?analysis=bad&arm=canary-bad&baseline=live&checks=canary"} {
+		if rec, body := do(t, h, "GET", target, ""); rec.Code != http.StatusOK || body["analysis"] != "bad" {
+			t.Errorf("%s: %d %v", target, rec.Code, body)
 		}
 	}
 }

@@ -22,6 +22,7 @@ import (
 var (
 	ErrBadRequest = errors.New("bad analysis request")
 	ErrTooMany    = errors.New("too many active analyses")
+	ErrConflict   = errors.New("analysis exists with another spec")
 )
 
 // DefaultBaseline is the baseline arm of an analysis that names none.
