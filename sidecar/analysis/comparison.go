@@ -134,10 +134,9 @@ func (a *arms) memoized(metric string, lv confseq.Levels, r *CheckResult, comput
 
 // pastFor is what the paired sequence of a check must pass for a side of
 // it to matter to a narrowing of the running bound b, iv the unpaired
-// sequence now: the narrowing keeps max(b.Lo, now.Lo) with now the
-// intersection of the two sequences (or their hull, where they do not
-// meet), which a paired lower bound at or below b.Lo leaves as it is as
-// long as b.Lo ≤ iv.Hi, and likewise above. Outside a narrowing (b not
+// sequence now: the narrowing keeps max(b.Lo, now.Lo) with now the two
+// sequences combined (combine), which a paired lower bound at or below
+// b.Lo leaves as it is as long as b.Lo ≤ iv.Hi, and likewise above. Outside a narrowing (b not
 // set), or where that does not hold, each side is needed in any case.
 func pastFor(b Bound, iv confseq.Interval) confseq.Interval {
 	past := everySide
@@ -154,7 +153,7 @@ func pastFor(b Bound, iv confseq.Interval) confseq.Interval {
 }
 
 // withPaired is the interval a check decides on: the unpaired sequence iv
-// alone until the paired one pr holds, then their intersection, with both
+// alone until the paired one pr holds, then the two combined, with both
 // recorded in r.
 func withPaired(r *CheckResult, iv confseq.Interval, pr paired) confseq.Interval {
 	if !pr.ok {
@@ -163,18 +162,25 @@ func withPaired(r *CheckResult, iv confseq.Interval, pr paired) confseq.Interval
 	r.Pairing, r.Pairs, r.PairedEstimate = pr.pairing, pr.pairs, ptr(pr.est)
 	r.PairedInterval = &[2]float64{pr.iv.Lo, pr.iv.Hi}
 	r.UnpairedInterval = &[2]float64{iv.Lo, iv.Hi}
-	return intersect(iv, pr.iv)
+	return combine(iv, pr.iv, !r.LowerIsBetter)
 }
 
-// intersect is the intersection of two sequences that each hold at their
-// level; when they do not meet (one of them is off, or the arms' mix of
-// questions moved between the pairs and the rest), their hull, which
-// decides nothing the two would not both decide.
-func intersect(x, y confseq.Interval) confseq.Interval {
+// combine is what two sequences that each hold at half the level decide
+// together: their intersection; where they do not meet (one of them is
+// off, or the candidate changed and the paired one, waiting for visits to
+// close, has not yet seen it), the one on the failing side (the lower
+// where the low side passes). Then the check fails when either sequence
+// alone fails and passes only when both pass, so a false verdict still
+// needs one of them to err on that side: at most the level, by the union
+// bound, as for the intersection.
+func combine(x, y confseq.Interval, lowPasses bool) confseq.Interval {
 	if met := (confseq.Interval{Lo: max(x.Lo, y.Lo), Hi: min(x.Hi, y.Hi)}); met.Lo <= met.Hi {
 		return met
 	}
-	return confseq.Interval{Lo: min(x.Lo, y.Lo), Hi: max(x.Hi, y.Hi)}
+	if (x.Hi < y.Lo) == lowPasses {
+		return x
+	}
+	return y
 }
 
 // lowPasses: where higher is better, the lower bound passes (above

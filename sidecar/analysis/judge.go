@@ -325,12 +325,10 @@ func judgeCheck(c config.AnalysisCheck, r *CheckResult, a *arms, pass, fail floa
 }
 
 // movedOff reports whether the sequence now, or either of the paired and
-// unpaired sequences it combines, no longer meets the running bound. Where
-// the two do not meet each other, the sequence now is their hull, which
-// holds the running bound even after one of them has left it: a canary
-// that degrades moves its unpaired sequence at once, while its paired one
-// waits for the visits to close, and the bound reached before would keep
-// its pass.
+// unpaired sequences it combines, no longer meets the running bound: a
+// canary that degrades moves its unpaired sequence at once, while its
+// paired one waits for the visits to close, and the bound reached before
+// would keep its pass.
 func movedOff(r *CheckResult, iv confseq.Interval, run Bound) bool {
 	if !run.meets(iv.Lo, iv.Hi) {
 		return true

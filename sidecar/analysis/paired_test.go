@@ -508,9 +508,10 @@ func TestPastForKeepsNarrowing(t *testing.T) {
 			found.Hi = 1 + rng.Float64()
 			left++
 		}
+		lowPasses := rng.IntN(2) == 0
 		want, got := run, run
-		want.meet(intersect(u, p))
-		got.meet(intersect(u, found))
+		want.meet(combine(u, p, lowPasses))
+		got.meet(combine(u, found, lowPasses))
 		if got != want {
 			t.Fatalf("running %v, unpaired %v, paired %v left as %v: narrows to %+v, not %+v", r, u, p, found, got, want)
 		}
@@ -695,5 +696,30 @@ func TestAnalysesSharingPairsJudgeAsAlone(t *testing.T) {
 	r := an.Result()
 	if c := checkOf(t, r, "delta_s_p90"); c.Pairs == 0 || c.Interval == nil {
 		t.Fatalf("the cited-ΔS check read no pairs: %+v", c)
+	}
+}
+
+// TestCombine: two sequences that meet decide on their intersection; two
+// that do not, on the one on the failing side, so that the check fails
+// when either alone fails and passes only when both pass.
+func TestCombine(t *testing.T) {
+	iv := func(lo, hi float64) confseq.Interval { return confseq.Interval{Lo: lo, Hi: hi} }
+	for _, c := range []struct {
+		x, y      confseq.Interval
+		lowPasses bool
+		want      confseq.Interval
+	}{
+		{iv(-0.03, 0.01), iv(-0.01, 0.02), true, iv(-0.01, 0.01)},
+		{iv(-0.03, 0.01), iv(-0.01, 0.02), false, iv(-0.01, 0.01)},
+		{iv(-0.03, -0.01), iv(-0.01, 0.02), true, iv(-0.01, -0.01)}, // touching: they meet
+		{iv(-0.16, -0.12), iv(-0.07, -0.003), true, iv(-0.16, -0.12)},
+		{iv(-0.07, -0.003), iv(-0.16, -0.12), true, iv(-0.16, -0.12)},
+		{iv(0.31, 0.39), iv(-0.06, 0.10), false, iv(0.31, 0.39)},
+		{iv(-0.06, 0.10), iv(0.31, 0.39), false, iv(0.31, 0.39)},
+		{iv(-0.06, 0.10), iv(0.31, 0.39), true, iv(-0.06, 0.10)},
+	} {
+		if got := combine(c.x, c.y, c.lowPasses); got != c.want {
+			t.Errorf("combine(%v, %v, low passes %v) = %v, want %v", c.x, c.y, c.lowPasses, got, c.want)
+		}
 	}
 }
