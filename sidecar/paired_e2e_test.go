@@ -73,6 +73,9 @@ func TestPairedAnalysesE2E(t *testing.T) {
 	// README's figures).
 	traffic.With(testbed.ArmTraffic{Name: "canary", Index: live, Rate: 16}, t0)
 	traffic.With(testbed.ArmTraffic{Name: "worse", Index: worse, Rate: 4}, t0)
+	// An analysis starts only for an arm an event (or the configuration)
+	// has named: the first 10 s bring the worse arm's first events.
+	send(t0.Add(10 * time.Second))
 	for _, id := range []string{"healthy", "worse"} {
 		arm := map[string]string{"healthy": "canary", "worse": "worse"}[id]
 		if code, body := h.PostJSON("/api/v1/analyses", `{"id":"`+id+`","arm":"`+arm+`","baseline":"live"}`); code != 201 {
