@@ -33,6 +33,10 @@ type RealScenario struct {
 	Bad   bool
 	// Horizon is how long a run lasts.
 	Horizon time.Duration
+	// DegradeAt, when set, is when the candidate's index becomes
+	// Degraded's: a deployment that changes during its analysis.
+	DegradeAt time.Duration
+	Degraded  func(live *testbed.Index, seed uint64) *testbed.Index
 }
 
 // RealTraffic is the realistic simulation's deployment.
@@ -118,8 +122,14 @@ func runReal(r int, seed uint64, tr RealTraffic, sc RealScenario, js []Judge, re
 		traffic = traffic.With(testbed.ArmTraffic{Name: "canary", Index: cand, Rate: tr.CanaryRate}, t0)
 	}
 	done := make([]bool, len(js))
+	degraded := sc.DegradeAt <= 0
 	for at := tr.ReadEvery; at <= sc.Horizon; at += tr.ReadEvery {
 		now := t0.Add(at)
+		if !degraded && at > sc.DegradeAt {
+			traffic.Until(t0.Add(sc.DegradeAt), feed)
+			traffic.SetIndex(sc.Candidate, sc.Degraded(live, runSeed^0x44))
+			degraded = true
+		}
 		traffic.Until(now, feed)
 		if err := in.expire(now, e); err != nil {
 			return err

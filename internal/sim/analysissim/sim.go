@@ -250,6 +250,8 @@ type Outcome struct {
 	// rollout acts on), at FirstAt; "" when none.
 	First   Verdict
 	FirstAt time.Duration
+	// LastPassAt is the last read that passed (-1: none).
+	LastPassAt time.Duration
 }
 
 // Diag is what an analysis judge tells of one run: the checks undecided
@@ -413,6 +415,9 @@ func (e *env) readJudges(now time.Time, at, failBy time.Duration, candEvents int
 		if v != Inconclusive && oc.First == "" {
 			oc.First, oc.FirstAt = v, at
 		}
+		if v == Pass {
+			oc.LastPassAt = at
+		}
 		_, diag := j.(*analysisJudge)
 		done[i] = decided(oc, diag)
 		all = all && done[i]
@@ -448,7 +453,7 @@ func (e *env) judgeWith(js []Judge, cfg config.Config) error {
 func newOutcomes(n int) []Outcome {
 	out := make([]Outcome, n)
 	for i := range out {
-		out[i] = Outcome{FailAt: -1, PassAt: -1, FailEvents: -1, PassEvents: -1, FirstAt: -1}
+		out[i] = Outcome{FailAt: -1, PassAt: -1, FailEvents: -1, PassEvents: -1, FirstAt: -1, LastPassAt: -1}
 	}
 	return out
 }

@@ -614,3 +614,62 @@ func TestRealisticRankingChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestRealisticDegrade: a canary on live's index whose analysis has had
+// time to pass, whose index then loses 10 points of precision, as a
+// deployment that changes under its analysis (a config push, a
+// re-index). The verdict must not keep the pass the analysis reached
+// before: every run fails after the change, within 15 minutes of it, and
+// reads pass at most 8 minutes after it (an analysis weighs everything
+// since its start: 25 minutes of a healthy canary take that long to
+// outweigh). The canary takes live's 16 runs a second, so that most runs
+// pass before the change (a canary at a fifth of live's traffic passes in
+// about 45 minutes). The full run, whose figures are in BENCHMARKS.md, is
+//
+//	SHADOWEVAL_SIM=1 go test -run 'TestRealisticDegrade$' -v ./internal/sim/analysissim
+func TestRealisticDegrade(t *testing.T) {
+	_, runs, _ := simRuns(t, 4, 4, "TestRealisticQuick")
+	const degradeAt = 25 * time.Minute
+	cfg := config.Default()
+	js := Judges(cfg)[:1]
+	tr := DefaultRealTraffic
+	tr.CanaryRate = tr.LiveRate
+	sc := RealScenario{Name: "identical, then 10 points worse at 25 min", Candidate: "canary", Bad: true, Horizon: 60 * time.Minute,
+		Index:     func(live *testbed.Index, _ uint64) *testbed.Index { return live },
+		DegradeAt: degradeAt, Degraded: func(live *testbed.Index, seed uint64) *testbed.Index { return live.Worse(0.10, seed) }}
+	res, err := RunReal(runs, 400, tr, sc, js, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var passedBefore int
+	var toFail, passedAfter []time.Duration
+	for r, oc := range res.Runs[0] {
+		if oc.PassAt >= 0 && oc.PassAt <= degradeAt {
+			passedBefore++
+		}
+		if oc.FailAt < 0 {
+			t.Errorf("run %d: never failed in %s (last pass at %s)", r, sc.Horizon, oc.LastPassAt)
+			continue
+		}
+		if oc.FailAt <= degradeAt {
+			t.Errorf("run %d: failed at %s, before the change", r, oc.FailAt)
+			continue
+		}
+		toFail = append(toFail, oc.FailAt-degradeAt)
+		if oc.LastPassAt > degradeAt {
+			passedAfter = append(passedAfter, oc.LastPassAt-degradeAt)
+		}
+	}
+	slices.Sort(toFail)
+	slices.Sort(passedAfter)
+	t.Logf("%d runs: %d passed before the change; failed after it in %v; read pass after it in %d runs, the last %v after", runs, passedBefore, toFail, len(passedAfter), passedAfter)
+	if passedBefore == 0 {
+		t.Error("no run passed before the change: the fixture tests nothing")
+	}
+	if len(toFail) > 0 && toFail[len(toFail)-1] > 15*time.Minute {
+		t.Errorf("the slowest fail came %s after the change, want at most 15m", toFail[len(toFail)-1])
+	}
+	if len(passedAfter) > 0 && passedAfter[len(passedAfter)-1] > 8*time.Minute {
+		t.Errorf("a run read pass %s after the change, want at most 8m", passedAfter[len(passedAfter)-1])
+	}
+}

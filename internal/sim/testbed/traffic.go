@@ -483,6 +483,16 @@ func (tr *Traffic) With(a ArmTraffic, start time.Time) *Traffic {
 	return tr
 }
 
+// SetIndex answers arm's visits that start from now on (after the last
+// Until) from index: a deployment that changes during an analysis.
+func (tr *Traffic) SetIndex(arm string, index *Index) {
+	for _, a := range tr.arms {
+		if a.Name == arm {
+			a.Index = index
+		}
+	}
+}
+
 // WriteRuns writes a trace file as an offline evaluation logs one: each
 // question of the world asked runs times (paraphrases × seeds) against
 // index, one trace line a run, no λ states, nothing late, duplicated or
