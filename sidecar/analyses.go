@@ -12,10 +12,12 @@ package sidecar
 // does not reach, are saved once it has ended, except in a cluster. With core NATS, which keeps nothing, it
 // holds the accumulators too, written on every tick: a restart resumes from
 // the last one, and the events of the gap between the checkpoint and the
-// restart are lost as core NATS loses them.
+// restart are lost as core NATS loses them; a clean stop writes a last
+// checkpoint after draining, so that only kill -9 loses any.
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"net/http"
 	"slices"
@@ -153,9 +155,31 @@ func (a *App) checkpoint(ctx context.Context, x *analysis.Analysis) {
 		err = an.kv.Put(ctx, s.Spec.ID, data)
 		break
 	}
-	if err != nil {
+	if err != nil && !stopped(ctx, err) {
 		an.checkpointErrors.Inc()
 		a.log.Warn("analysis checkpoint not written", "analysis", x.Spec().ID, "err", err)
+	}
+}
+
+// stopped reports whether err is ctx's own cancellation: the tick loop's
+// checkpoint cut short by a clean stop, which checkpointAll has written
+// (or writes) with every event the sidecar took.
+func stopped(ctx context.Context, err error) bool {
+	return errors.Is(err, context.Canceled) && errors.Is(ctx.Err(), context.Canceled)
+}
+
+// checkpointAll writes a last checkpoint of every running analysis on a
+// clean stop, with core NATS, once the subscriptions have drained: a
+// restart then resumes with every event this sidecar counted, not only
+// those of the last tick.
+func (a *App) checkpointAll(ctx context.Context) {
+	if a.analyses == nil || a.cfg.NATS.JetStream {
+		return
+	}
+	for _, x := range a.analyses.m.List() {
+		if x.Running() {
+			a.checkpoint(ctx, x)
+		}
 	}
 }
 

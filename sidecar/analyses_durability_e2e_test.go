@@ -469,3 +469,85 @@ func TestAnalysisCoreNATSKillRestart(t *testing.T) {
 	sameAnalysis(t, "A resumed vs B, unpaired", unpairedOnly(ra), unpairedOnly(rb), 6)
 	a.CheckMetric("shadoweval_analysis_checkpoint_errors_total", nil, 0)
 }
+
+// TestAnalysisCoreNATSStopRestart: with core NATS a clean stop (SIGTERM)
+// writes a last checkpoint once the subscriptions have drained, so that
+// the restarted sidecar's analysis has every event the stopped one
+// counted, those after the last tick's checkpoint too; only kill -9 loses
+// them (TestAnalysisCoreNATSKillRestart).
+func TestAnalysisCoreNATSStopRestart(t *testing.T) {
+	t.Parallel()
+	ns := testenv.RunRestartable(t)
+	genOpt := gen.Options{Seed: 20310307, Items: 300, Awkward: -1}
+	gold := writeGenGold(t, genOpt)
+	const bucket = "analyses_core_stop"
+	cfg := writeChildConfig(t, childConfig{url: ns.URL(), gold: gold, durable: "core-stop", bucket: bucket})
+	a := startSidecarProcess(t, "sidecar A", cfg)
+	a.waitReady("A", http.StatusOK)
+	const id = "canary-stop"
+	ra := a.startAnalysis(id)
+
+	nc, js := testenv.ConnectJetStream(t, ns.URL())
+	genOpt.Arms = []string{"live", "canary"}
+	genOpt.Now = time.Now
+	src := gen.NewTraceSource(genOpt)
+	send := func(n int) {
+		t.Helper()
+		for range n {
+			for _, arm := range genOpt.Arms {
+				if err := nc.Publish("rag.trace."+arm, src.NextFor(arm)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := nc.FlushTimeout(waitTimeout); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const n1, gap = 400, 150
+	ctx := testenv.Context(t, 3*waitTimeout)
+	kv, err := js.KeyValue(ctx, bucket)
+	if err != nil {
+		t.Fatalf("the checkpoint bucket: %v", err)
+	}
+	// A tick's checkpoint of the first events, then more events before
+	// the next tick.
+	send(n1)
+	a.waitAnalysisEvents(id, n1, n1)
+	w, err := kv.Watch(ctx, base64.RawURLEncoding.EncodeToString([]byte(id)), jetstream.UpdatesOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = w.Stop() }()
+	for s := (analysis.Saved{}); s.Events != (analysis.Samples{Arm: n1, Baseline: n1}); {
+		select {
+		case e := <-w.Updates():
+			if e == nil {
+				continue
+			}
+			if s, err = analysis.DecodeSaved(e.Value()); err != nil {
+				t.Fatalf("checkpoint: %v", err)
+			}
+		case <-ctx.Done():
+			t.Fatalf("no checkpoint of %d events per arm within %v", n1, waitTimeout)
+		}
+	}
+	send(gap)
+	a.waitAnalysisEvents(id, n1+gap, n1+gap)
+	before := a.analysis(id)
+	if s := kvCheckpoint(ctx, t, kv, id); s.Events != (analysis.Samples{Arm: n1, Baseline: n1}) {
+		t.Fatalf("a tick checkpointed %+v before the stop: the gap took longer than a tick", s.Events)
+	}
+	a.terminate()
+	if s := kvCheckpoint(ctx, t, kv, id); s.Events != (analysis.Samples{Arm: n1 + gap, Baseline: n1 + gap}) {
+		t.Errorf("after a clean stop the checkpoint has %+v events, want %d per arm", s.Events, n1+gap)
+	}
+	a = startSidecarProcess(t, "sidecar A (restarted)", cfg)
+	a.waitReady("A", http.StatusOK)
+	restored := a.analysis(id)
+	if !restored.Since.Equal(ra.Since) || restored.Events != (analysis.Samples{Arm: n1 + gap, Baseline: n1 + gap}) {
+		t.Errorf("restored analysis since %v with %+v events, want since %v with %d per arm", restored.Since, restored.Events, ra.Since, n1+gap)
+	}
+	sameAnalysis(t, "A restored vs A before the stop", unpairedOnly(restored), unpairedOnly(before), 6)
+	a.CheckMetric("shadoweval_analysis_checkpoint_errors_total", nil, 0)
+}

@@ -406,6 +406,7 @@ func (a *App) Stop(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("alerts: %w", err))
 		}
 	}
+	a.checkpointAll(ctx)
 	if a.cancel != nil {
 		a.cancel()
 	}
