@@ -41,6 +41,7 @@ type decoder struct {
 	nulls    map[string]int // key path → line, for keys given null
 	budget   int
 	merging  map[*yaml.Node]bool // merge sources being read, against <<: cycles
+	open     map[*yaml.Node]bool // mappings and lists being read, against alias cycles
 	nodes    []placed            // the checked tree's nodes; a node's Line is its index + 1
 	reported map[int]bool        // nodes with a problem already reported
 	// decoded: the checked tree (root) was decoded into the Config,
@@ -68,7 +69,7 @@ type placed struct {
 
 func newDecoder(file string) *decoder {
 	return &decoder{file: file, lines: map[string]int{}, nulls: map[string]int{},
-		budget: maxNodes, merging: map[*yaml.Node]bool{}, reported: map[int]bool{}}
+		budget: maxNodes, merging: map[*yaml.Node]bool{}, open: map[*yaml.Node]bool{}, reported: map[int]bool{}}
 }
 
 func (d *decoder) errorf(line, col int, format string, args ...any) {
@@ -276,9 +277,18 @@ func (d *decoder) value(n *yaml.Node, path string, line, col int) *yaml.Node {
 		return nil
 	}
 	switch n.Kind {
-	case yaml.MappingNode:
-		return d.place(d.mapping(n, path, nil), at)
-	case yaml.SequenceNode:
+	case yaml.MappingNode, yaml.SequenceNode:
+		// An alias inside the node it names (x: &a [*a]) would be read
+		// forever, each level's path longer than the last.
+		if d.open[n] {
+			d.errorf(line, col, "%s: an alias refers to a mapping or list that contains it", path)
+			return nil
+		}
+		d.open[n] = true
+		defer delete(d.open, n)
+		if n.Kind == yaml.MappingNode {
+			return d.place(d.mapping(n, path, nil), at)
+		}
 		return d.place(d.sequence(n, path), at)
 	}
 	return d.place(scalar(n), at)
