@@ -192,13 +192,19 @@ func (c *cluster) subscribe(ctx context.Context, nc *nats.Conn, start time.Time,
 		Bucket: cc.Bucket(), Description: "shadoweval cluster: each replica's windows and analyses", History: 1,
 		TTL: 10 * time.Duration(cc.StaleAfter), Storage: jetstream.FileStorage, Replicas: c.cfg.NATS.Replicas,
 	}
-	if old, err := js.KeyValue(ctx, cc.Bucket()); err == nil {
-		// An existing bucket keeps its copies: reported, not changed.
-		if kvc.Replicas, err = stream.BucketReplicas(ctx, old); err != nil {
-			return fmt.Errorf("cluster.kv_bucket %q: %w", cc.Bucket(), err)
+	c.kv, err = js.CreateKeyValue(ctx, kvc)
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		// Made before, or by another member starting at the same moment
+		// (CreateOrUpdateKeyValue there times out while the bucket's
+		// stream is being made). It keeps its copies, reported, not
+		// changed; the TTL follows stale_after.
+		var old jetstream.KeyValue
+		if old, err = js.KeyValue(ctx, cc.Bucket()); err == nil {
+			if kvc.Replicas, err = stream.BucketReplicas(ctx, old); err == nil {
+				c.kv, err = js.UpdateKeyValue(ctx, kvc)
+			}
 		}
 	}
-	c.kv, err = js.CreateOrUpdateKeyValue(ctx, kvc)
 	if err != nil {
 		return c.stores.refusal(fmt.Sprintf("cluster.kv_bucket %q", cc.Bucket()), err)
 	}

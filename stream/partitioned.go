@@ -221,7 +221,10 @@ func ConsumePartitioned(ctx context.Context, nc *nats.Conn, opt PartitionedOptio
 		return nil, err
 	}
 	s.str, s.replicas = str, max(str.CachedInfo().Config.Replicas, 1)
-	if _, err := pcgroups.CreateStatic(ctx, s.js, opt.Stream, opt.Group, uint(opt.Partitions), nil, opt.Members, nil); err != nil {
+	if err := retryWhileStarting(ctx, func() error {
+		_, err := pcgroups.CreateStatic(ctx, s.js, opt.Stream, opt.Group, uint(opt.Partitions), nil, opt.Members, nil)
+		return err
+	}); err != nil {
 		return nil, fmt.Errorf("consumer group %s on stream %s: %w (changing cluster.partitions or the members needs the group deleted first: nats kv del static-consumer-groups %s.%s)", opt.Group, opt.Stream, err, opt.Stream, opt.Group)
 	}
 	for _, p := range MemberPartitions(opt.Members, opt.Partitions, opt.Member) {
@@ -255,6 +258,29 @@ func ConsumePartitioned(ctx context.Context, nc *nats.Conn, opt PartitionedOptio
 		}
 	}
 	return s, nil
+}
+
+// retryWhileStarting calls f until it succeeds, fails for another reason
+// than a JetStream asset still being made (no responders, a request timed
+// out), or about 15 s have passed: members that start together on a
+// fresh cluster each make the consumer groups' bucket, and until its
+// stream has a leader the others' requests find nobody to answer them.
+func retryWhileStarting(ctx context.Context, f func() error) error {
+	wait := 50 * time.Millisecond
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		err := f()
+		if err == nil || !(errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded)) ||
+			ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
 }
 
 // ensureStream creates the stream with the partitioning transform, or
