@@ -3,12 +3,15 @@ package stream
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/shadoweval/shadoweval/wire"
 )
@@ -68,8 +71,17 @@ type ReplayStats struct {
 	FirstOversizeLine int   // line number of the first oversize line (0: none)
 	NotJSON           int   // lines sent that are not one valid JSON value: the sidecar rejects them
 	FirstNotJSONLine  int   // line number of the first of them (0: none)
-	Elapsed           time.Duration
+	// Stream is the JetStream stream that stores the subject ("": none,
+	// the messages went out on core NATS unconfirmed); NotStored the
+	// messages it did not confirm even after retries.
+	Stream    string
+	NotStored int
+	Elapsed   time.Duration
 }
+
+// ErrNotStored is the error of a replay some of whose messages the stream
+// did not confirm.
+var ErrNotStored = errors.New("not stored")
 
 type replayLine struct {
 	data    []byte
@@ -79,7 +91,11 @@ type replayLine struct {
 }
 
 // Replay publishes every non-blank line of a JSONL stream, in order, as one
-// core NATS message, then flushes. Lines follow the rules of ParallelLines
+// message, then flushes. Where a JetStream stream stores the subject, each
+// message must be confirmed by it: those that are not (a server or the
+// stream's leader lost on the way) are published again, a few times, and
+// the ones never confirmed are counted in ReplayStats.NotStored and the
+// error (ErrNotStored). Without such a stream they go out on core NATS. Lines follow the rules of ParallelLines
 // (universal newlines; lines that Python's strip() leaves empty are
 // skipped) and are sent stripped of Python white space but otherwise as
 // they are: the sidecar validates and dead-letters. A line that is not one
@@ -126,8 +142,15 @@ func Replay(ctx context.Context, nc *nats.Conn, r io.Reader, opt ReplayOptions) 
 	}
 	maxPayload := nc.MaxPayload()
 	msg := &nats.Msg{Subject: subject}
+	acked, err := newAckedPublisher(ctx, nc, subject, keyed)
+	if err != nil {
+		return st, fmt.Errorf("replay: %w", err)
+	}
+	if acked != nil {
+		st.Stream = acked.stream
+	}
 	n := 0 // lines handled, sent or not, for pacing
-	err := wire.ParallelLines(r, name, func(line []byte) (replayLine, error) {
+	err = wire.ParallelLines(r, name, func(line []byte) (replayLine, error) {
 		l := replayLine{data: line, notJSON: !jsontext.Value(line).IsValid()}
 		if opt.MsgID {
 			l.id = topLevelString(line, "event_id")
@@ -169,7 +192,11 @@ func Replay(ctx context.Context, nc *nats.Conn, r io.Reader, opt ReplayOptions) 
 			}
 			return nil
 		}
-		if err := nc.PublishMsg(msg); err != nil {
+		if acked != nil {
+			if err := acked.publish(msg); err != nil {
+				return &wire.LineError{File: name, Line: lineNo, Err: fmt.Errorf("publish to %s: %w", msg.Subject, err)}
+			}
+		} else if err := nc.PublishMsg(msg); err != nil {
 			return &wire.LineError{File: name, Line: lineNo, Err: fmt.Errorf("publish to %s: %w", msg.Subject, err)}
 		}
 		st.Sent++
@@ -194,6 +221,12 @@ func Replay(ctx context.Context, nc *nats.Conn, r io.Reader, opt ReplayOptions) 
 	})
 	if err == nil {
 		err = flush(ctx, nc, opt.FlushTimeout)
+	}
+	if err == nil && acked != nil {
+		var first error
+		if st.NotStored, first = acked.finish(ctx); st.NotStored > 0 {
+			err = fmt.Errorf("replay: %d of %d messages %w by stream %s (the first: %v)", st.NotStored, st.Sent, ErrNotStored, acked.stream, first)
+		}
 	}
 	if opt.Progress != nil {
 		opt.Progress(st.Sent, total)
@@ -274,4 +307,100 @@ func topLevelString(line []byte, name string) string {
 		}
 	}
 	return ""
+}
+
+// ackedPublisher publishes to a JetStream stream and keeps the messages it
+// did not confirm, to publish them again.
+type ackedPublisher struct {
+	js     jetstream.JetStream
+	stream string
+	mu     sync.Mutex
+	failed []*nats.Msg
+	errs   []error
+}
+
+// newAckedPublisher returns a publisher for the stream that stores
+// subject (with keyed, its subjects below it); nil when none does, or the
+// server has no JetStream.
+func newAckedPublisher(ctx context.Context, nc *nats.Conn, subject string, keyed bool) (*ackedPublisher, error) {
+	if on, _ := nc.ConnectedServerJetStream(); !on {
+		return nil, nil
+	}
+	p := &ackedPublisher{}
+	js, err := jetstream.New(nc,
+		jetstream.WithPublishAsyncMaxPending(4096),
+		jetstream.WithPublishAsyncTimeout(5*time.Second),
+		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, m *nats.Msg, err error) {
+			p.mu.Lock()
+			p.failed, p.errs = append(p.failed, m), append(p.errs, err)
+			p.mu.Unlock()
+		}))
+	if err != nil {
+		return nil, err
+	}
+	probe := subject
+	if keyed {
+		probe += ".>"
+	}
+	lookup, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	name, err := js.StreamNameBySubject(lookup, probe)
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound), errors.Is(err, jetstream.ErrJetStreamNotEnabled),
+		errors.Is(err, nats.ErrNoResponders), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("finding the stream of %s: %w", probe, err)
+	}
+	p.js, p.stream = js, name
+	return p, nil
+}
+
+// publish sends a copy of m, whose data the caller reuses.
+func (p *ackedPublisher) publish(m *nats.Msg) error {
+	c := &nats.Msg{Subject: m.Subject, Data: bytes.Clone(m.Data), Header: m.Header}
+	_, err := p.js.PublishMsgAsync(c)
+	return err
+}
+
+// finish waits for every confirmation, publishes again (waiting for each)
+// the messages that were not confirmed, and returns how many never were,
+// with the first such error.
+func (p *ackedPublisher) finish(ctx context.Context) (int, error) {
+	select {
+	case <-p.js.PublishAsyncComplete():
+	case <-ctx.Done():
+		return p.js.PublishAsyncPending(), ctx.Err()
+	}
+	p.mu.Lock()
+	failed, errs := p.failed, p.errs
+	p.mu.Unlock()
+	left := 0
+	var first error
+	for i, m := range failed {
+		err := errs[i]
+		for attempt, wait := 0, 200*time.Millisecond; attempt < 5 && lostOnTheWay(err) && ctx.Err() == nil; attempt, wait = attempt+1, min(2*wait, 2*time.Second) {
+			if attempt > 0 && sleepCtx(ctx, wait) != nil {
+				break
+			}
+			pub, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_, err = p.js.PublishMsg(pub, m)
+			cancel()
+		}
+		if err != nil {
+			left++
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	return left, first
+}
+
+// lostOnTheWay reports whether a publish failed for want of an answer (a
+// server or the stream's leader gone), which a later attempt may get,
+// rather than by the stream's refusal.
+func lostOnTheWay(err error) bool {
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, jetstream.ErrAsyncPublishTimeout) || errors.Is(err, nats.ErrConnectionClosed)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/shadoweval/shadoweval/testenv"
 )
@@ -309,5 +310,39 @@ func TestTopLevelString(t *testing.T) {
 		if got := topLevelString([]byte(tc.in), "event_id"); got != tc.want {
 			t.Errorf("topLevelString(%s) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// Where a JetStream stream stores the subject, every message must be
+// confirmed by it: a replay into a stream that takes them all says which
+// stream stored them; one into a stream that refuses some (here, full
+// with discard new, as a stream is whose leader is gone) publishes those
+// again, then counts them and fails with ErrNotStored.
+func TestReplayConfirmedByStream(t *testing.T) {
+	nc, js := testenv.RunJetStreamConn(t)
+	ctx := testenv.Context(t, 30*time.Second)
+	var input strings.Builder
+	for i := range 10 {
+		fmt.Fprintf(&input, `{"qid":"A%d","event_id":"e%d"}`+"\n", i, i)
+	}
+	all := testenv.CreateStream(t, js, jetstream.StreamConfig{Name: "ALL", Subjects: []string{"rag.trace.>"}})
+	st, err := Replay(ctx, nc, strings.NewReader(input.String()), ReplayOptions{Subject: "rag.trace.live", MsgID: true})
+	if err != nil || st.Stream != "ALL" || st.Sent != 10 || st.NotStored != 0 {
+		t.Fatalf("into ALL: stats %+v err %v", st, err)
+	}
+	if info, err := all.Info(ctx); err != nil {
+		t.Fatal(err)
+	} else if info.State.Msgs != 10 {
+		t.Fatalf("ALL holds %d messages, want 10", info.State.Msgs)
+	}
+	full := testenv.CreateStream(t, js, jetstream.StreamConfig{Name: "FULL", Subjects: []string{"rag.answer.>"}, MaxMsgs: 4, Discard: jetstream.DiscardNew})
+	st, err = Replay(ctx, nc, strings.NewReader(input.String()), ReplayOptions{Subject: "rag.answer.live", MsgID: true})
+	if !errors.Is(err, ErrNotStored) || st.Stream != "FULL" || st.Sent != 10 || st.NotStored != 6 || !strings.Contains(err.Error(), "6 of 10 messages not stored by stream FULL") {
+		t.Fatalf("into FULL: stats %+v err %v", st, err)
+	}
+	if info, err := full.Info(ctx); err != nil {
+		t.Fatal(err)
+	} else if info.State.Msgs != 4 {
+		t.Fatalf("FULL holds %d messages, want 4", info.State.Msgs)
 	}
 }

@@ -72,8 +72,11 @@ Exit: 0, or 2 on bad input.`,
 with Nats-Msg-Id from each event_id. The default URL is $NATS_URL, else
 nats://127.0.0.1:4222, where ` + "`shadoweval run`" + ` starts its embedded server.
 Lines that are not JSON are published all the same (the sidecar rejects
-them) and counted. Exit: 0; 1 when some lines are not JSON; 2 on bad
-usage, an unreadable file or no NATS server.`,
+them) and counted. Where a JetStream stream stores the subject, each
+message must be confirmed by it; those lost with a server or the stream's
+leader are published again. Exit: 0; 1 when some lines are not JSON,
+longer than the server's max_payload, or not stored by the stream; 2 on
+bad usage, an unreadable file or no NATS server.`,
 		examples: `  shadoweval replay trace.jsonl
   shadoweval replay trace.jsonl --subject rag.trace.canary --rate 500
   shadoweval replay trace.jsonl --nats-url nats://127.0.0.1:4222 --partition-key qid`,

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -35,6 +36,10 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shadoweval replay: --partition-key: %v\n", err)
 		return exitBadInput
 	}
+	if *subject == "" || strings.ContainsAny(*subject, "*> \t") || strings.HasPrefix(*subject, ".") || strings.HasSuffix(*subject, ".") || strings.Contains(*subject, "..") {
+		fmt.Fprintf(stderr, "shadoweval replay: --subject %q: want a subject to publish to, without wildcards, spaces or empty tokens (such as rag.trace.live)\n", *subject)
+		return exitBadInput
+	}
 	f, err := os.Open(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(stderr, "shadoweval replay: %v\n", err)
@@ -60,7 +65,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	if opt.Progress != nil {
 		fmt.Fprintln(stdout)
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, stream.ErrNotStored) {
 		fmt.Fprintf(stderr, "shadoweval replay: %v\n", err)
 		return exitBadInput
 	}
@@ -69,6 +74,9 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		to += ".<key>"
 	}
 	fmt.Fprintf(stdout, "published %d messages (%d bytes) to %s in %s", st.Sent, st.Bytes, to, st.Elapsed.Round(time.Millisecond))
+	if st.Stream != "" {
+		fmt.Fprintf(stdout, "; stored by stream %s: %d", st.Stream, st.Sent-st.NotStored)
+	}
 	if st.Unkeyed > 0 {
 		fmt.Fprintf(stdout, "; %d lines without a qid were published without a key token", st.Unkeyed)
 	}
@@ -76,12 +84,21 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "; skipped %d lines over the server's max payload (first at line %d)", st.Oversize, st.FirstOversizeLine)
 	}
 	fmt.Fprintln(stdout)
+	code := exitOK
+	if err != nil {
+		fmt.Fprintf(stderr, "shadoweval replay: %v; publish the file again: Nats-Msg-Id lets the stream drop the copies it has\n", err)
+		code = exitFailed
+	}
+	if st.Oversize > 0 {
+		fmt.Fprintf(stderr, "shadoweval replay: %s: %d lines longer than the server's max_payload (%d bytes) were not published (the first at line %d)\n", fs.Arg(0), st.Oversize, nc.MaxPayload(), st.FirstOversizeLine)
+		code = exitFailed
+	}
 	if st.NotJSON > 0 {
 		fmt.Fprintf(stderr, "shadoweval replay: %s: lines that are not valid JSON: %d of %d (the first at line %d); published all the same: the sidecar rejects them as invalid_json (shadoweval_rejected_events_total, the dead-letter subject)\n",
 			fs.Arg(0), st.NotJSON, st.Sent, st.FirstNotJSONLine)
-		return exitFailed
+		code = exitFailed
 	}
-	return exitOK
+	return code
 }
 
 // reorder lets flags follow the positional FILE, as users type them.

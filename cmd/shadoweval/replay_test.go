@@ -22,6 +22,9 @@ func TestReplayUsage(t *testing.T) {
 		{"no file", []string{"--partition-key", "qid"}, "usage: shadoweval replay FILE"},
 		{"unknown key", []string{file, "--partition-key", "event_id"}, `--partition-key: want "qid" or "", got "event_id"`},
 		{"unknown key with =", []string{"--partition-key=QID", file}, `--partition-key: want "qid" or "", got "QID"`},
+		{"empty subject", []string{file, "--subject", ""}, `--subject "": want a subject to publish to`},
+		{"wildcard subject", []string{file, "--subject", "rag.>"}, `--subject "rag.>": want a subject to publish to, without wildcards`},
+		{"empty token", []string{file, "--subject", "rag..live"}, `--subject "rag..live"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errs bytes.Buffer
@@ -95,4 +98,23 @@ func TestReplayNATSURLFromEnvironment(t *testing.T) {
 		t.Fatalf("exit %d; stderr %s", code, errs.String())
 	}
 	testenv.Next(t, got)
+}
+
+// A line longer than the server's max_payload cannot be published: replay
+// publishes the rest, says so on stderr and exits 1.
+func TestReplayOversize(t *testing.T) {
+	opts := testenv.Options()
+	opts.MaxPayload = 1024
+	s := testenv.RunServer(t, opts)
+	file := testenv.WriteFile(t, t.TempDir(), "trace.jsonl", []byte("{\"qid\":\"A1\"}\n{\"qid\":\""+strings.Repeat("x", 2000)+"\"}\n"))
+	var out, errs bytes.Buffer
+	if code := runReplay([]string{file, "--nats-url", s.ClientURL()}, &out, &errs); code != exitFailed {
+		t.Fatalf("exit %d, want %d; stderr %s", code, exitFailed, errs.String())
+	}
+	if want := "1 lines longer than the server's max_payload (1024 bytes) were not published (the first at line 2)"; !strings.Contains(errs.String(), want) {
+		t.Errorf("stderr %q lacks %q", errs.String(), want)
+	}
+	if !strings.HasPrefix(out.String(), "published 1 messages") {
+		t.Errorf("stdout %q", out.String())
+	}
 }
