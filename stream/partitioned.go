@@ -262,15 +262,17 @@ func ConsumePartitioned(ctx context.Context, nc *nats.Conn, opt PartitionedOptio
 
 // retryWhileStarting calls f until it succeeds, fails for another reason
 // than a JetStream asset still being made (no responders, a request timed
-// out), or about 15 s have passed: members that start together on a
-// fresh cluster each make the consumer groups' bucket, and until its
-// stream has a leader the others' requests find nobody to answer them.
+// out, its stream not found yet), or about 15 s have passed: members that
+// start together on a fresh cluster each make the consumer groups'
+// bucket, and until its stream exists and has a leader the others'
+// requests find nobody to answer them.
 func retryWhileStarting(ctx context.Context, f func() error) error {
 	wait := 50 * time.Millisecond
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		err := f()
-		if err == nil || !(errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded)) ||
+		if err == nil || !(errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
+			errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrBucketNotFound)) ||
 			ctx.Err() != nil || time.Now().After(deadline) {
 			return err
 		}
