@@ -493,6 +493,12 @@ func (a *App) onGoldReload(set *GoldSet, err error) {
 		a.log.Info("gold loaded", "file", set.Source, "items", set.Len(), "kv_bucket", a.cfg.Gold.KVBucket, "kv_items", len(set.KV))
 		return
 	}
+	if set.Len() == 0 {
+		// Allowed (a gold set filled later by reload), but every event
+		// counts unlabeled until then: said where on-call looks.
+		a.log.Warn("gold loaded with no items: every event counts as unlabeled, none is scored, until the file has some", "file", set.Source)
+		return
+	}
 	a.log.Info("gold loaded", "file", set.Source, "items", set.Len())
 }
 

@@ -2,6 +2,8 @@ package sidecar_test
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -123,5 +125,22 @@ func TestKeyedSubjectsKeepTheEventsArm(t *testing.T) {
 	// A misspelt parameter would answer every type: it is refused.
 	if code, out := h.Get("/api/v1/windows?arm=canary&window=5m&typ=code"); code != http.StatusBadRequest || !strings.Contains(string(out), `unknown parameter \"typ\"`) {
 		t.Errorf("GET /api/v1/windows with typ=code: %d %s, want 400", code, out)
+	}
+}
+
+// TestEmptyGoldWarns: a gold file with no items is taken (a reload may
+// fill it), but the log warns that every event counts as unlabeled.
+func TestEmptyGoldWarns(t *testing.T) {
+	t.Parallel()
+	gold := filepath.Join(t.TempDir(), "gold.jsonl")
+	if err := os.WriteFile(gold, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	h := startApp(t, appOptions{goldFile: gold, logs: logs})
+	h.PublishJSON("rag.trace.live", goodTrace("A1"))
+	h.waitEvents("live", map[string]int64{"unlabeled": 1})
+	if want := `level=WARN msg="gold loaded with no items: every event counts as unlabeled`; !strings.Contains(logs.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, logs.String())
 	}
 }

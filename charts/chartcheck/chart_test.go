@@ -1279,6 +1279,21 @@ func TestConfigCheckCatchesWhatTheSchemaCannot(t *testing.T) {
 	}
 }
 
+// TestSchemaTakesWhatConfigTakes: a gate without a threshold (shadoweval
+// takes 0) renders, and the rendered configuration passes config check:
+// the schema asks for no key shadoweval does without.
+func TestSchemaTakesWhatConfigTakes(t *testing.T) {
+	v := "config:\n  gates:\n    - {name: g, metric: precision, op: '>=', compare_to: live}\n"
+	out, err := helmTemplate(t, chartDir, writeValues(t, v), "--show-only", "templates/configmap.yaml")
+	if err != nil {
+		t.Fatalf("a gate without a threshold: %v", err)
+	}
+	cm := decodeAll(t, out)[0].Obj.(*corev1.ConfigMap)
+	if err := configCheck(t, "config.yaml", []byte(cm.Data["config.yaml"])); err != nil {
+		t.Errorf("config check of the rendered gate without a threshold: %v", err)
+	}
+}
+
 // TestSchemaCoversConfig: the schema of values.config has exactly the keys
 // of `shadoweval config defaults`, less those the chart owns (gold.file,
 // http.listen) and the secrets it refuses (nats.user, nats.password,

@@ -93,6 +93,13 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shadoweval eval: %v\n", err)
 		return exitBadInput
 	}
+	// A report of nothing reads as a pass in CI: say so where it shows.
+	if rep.GoldItems == 0 {
+		fmt.Fprintf(stderr, "shadoweval eval: %s has no gold items: every event is unlabeled and nothing was scored\n", rep.Gold)
+	} else if rep.Candidate.Events.Scored == 0 {
+		fmt.Fprintf(stderr, "shadoweval eval: %s: none of its %d events was scored (%d unlabeled: their qids are not in %s)\n",
+			rep.Candidate.File, rep.Candidate.Events.Lines, rep.Candidate.Events.Unlabeled, rep.Gold)
+	}
 	switch rep.Verdict() {
 	case analysis.Fail:
 		return exitFailed

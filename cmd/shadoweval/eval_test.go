@@ -249,3 +249,32 @@ func TestEvalGate(t *testing.T) {
 		})
 	}
 }
+
+// An eval that scored nothing says so on stderr: an empty gold file, or a
+// trace whose qids are all outside the gold, would otherwise read as a
+// clean report.
+func TestEvalScoredNothing(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.jsonl")
+	gold := filepath.Join(dir, "gold.jsonl")
+	trace := filepath.Join(dir, "trace.jsonl")
+	for path, data := range map[string]string{
+		empty: "",
+		gold:  `{"qid":"A1","question":"q","answerable":true,"gold_claim_substr":["x"],"gold_citations":["p1#1"]}` + "\n",
+		trace: `{"qid":"Z9","retrieved_ids":["p1#1"]}` + "\n",
+	} {
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for g, want := range map[string]string{
+		empty: empty + " has no gold items: every event is unlabeled and nothing was scored",
+		gold:  trace + ": none of its 1 events was scored (1 unlabeled: their qids are not in " + gold + ")",
+	} {
+		var out, errs bytes.Buffer
+		runEval([]string{"--gold", g, "--trace", trace}, &out, &errs)
+		if !strings.Contains(errs.String(), want) {
+			t.Errorf("gold %s: stderr %q, want %q", g, errs.String(), want)
+		}
+	}
+}

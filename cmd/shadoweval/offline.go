@@ -151,8 +151,21 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if goldPath == "" && tracePath == "" {
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "shadoweval gen: unexpected argument %q: the files are given by --gold and --trace\n", fs.Arg(0))
+		return exitBadInput
+	case goldPath == "" && tracePath == "":
 		fmt.Fprintln(stderr, "shadoweval gen: give --gold and/or --trace")
+		return exitBadInput
+	case goldPath != "" && filepath.Clean(goldPath) == filepath.Clean(tracePath):
+		fmt.Fprintf(stderr, "shadoweval gen: --gold and --trace are both %s\n", goldPath)
+		return exitBadInput
+	case opt.Items < 1 || opt.Items > maxGenItems:
+		fmt.Fprintf(stderr, "shadoweval gen: --items %d: want 1 to %d\n", opt.Items, maxGenItems)
+		return exitBadInput
+	case !(opt.Awkward >= 0 && opt.Awkward <= 1):
+		fmt.Fprintf(stderr, "shadoweval gen: --awkward %v: want a share from 0 to 1\n", opt.Awkward)
 		return exitBadInput
 	}
 	for _, out := range []struct {
@@ -170,12 +183,20 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// maxGenItems bounds gen --items: ten million gold items are a few GB of
+// files, a typo's extra digits many more.
+const maxGenItems = 10_000_000
+
 // writeFileAtomic writes through a temporary file renamed into place, so a
-// failed run leaves nothing half-written.
+// failed run leaves nothing half-written. Errors name path, not the
+// temporary file.
 func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s: is a directory", path)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".shadoweval-*")
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: cannot write in its directory: %w", path, errors.Unwrap(err))
 	}
 	defer func() {
 		if err != nil {
@@ -187,5 +208,8 @@ func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return os.Rename(tmp.Name(), path)
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("%s: %w", path, errors.Unwrap(err))
+	}
+	return nil
 }
