@@ -1237,6 +1237,8 @@ func TestRenderRefuses(t *testing.T) {
 		{"ServiceMonitor without Service", "service:\n  enabled: false\nserviceMonitor:\n  enabled: true", "needs service.enabled"},
 		{"custom gates and shipped rules", "config:\n  gates:\n    - {name: g, metric: precision, op: '>=', threshold: 0.8}\nprometheusRule:\n  enabled: true", "shadoweval rules --config"},
 		{"mount path clash", "gold:\n  mountPath: /tmp", "must differ"},
+		{"gold over the config", "gold:\n  mountPath: /etc/shadoweval", "mount path /etc/shadoweval/config.yaml is inside /etc/shadoweval"},
+		{"data inside gold", "gold:\n  mountPath: /srv/gold/\ndata:\n  mountPath: /srv/gold/data", "mount path /srv/gold/data is inside /srv/gold/"},
 		{"cluster without NATS URL", "mode: cluster\nreplicaCount: 2\nconfig:\n  nats:\n    jetstream: true\n  cluster:\n    partitions: 2", "mode cluster needs config.nats.url"},
 		{"cluster without JetStream", "mode: cluster\nreplicaCount: 2\nconfig:\n  nats:\n    url: nats://n:4222\n  cluster:\n    partitions: 2", "mode cluster needs config.nats.jetstream: true"},
 		{"cluster with JetStream off", "mode: cluster\nreplicaCount: 2\nconfig:\n  nats:\n    url: nats://n:4222\n    jetstream: false\n  cluster:\n    partitions: 2", "mode cluster needs config.nats.jetstream: true"},

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/shadoweval/shadoweval/config"
 )
@@ -34,6 +35,10 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 			if f == "-h" || f == "--help" {
 				fmt.Fprint(stdout, configUsage)
 				return exitOK
+			}
+			if strings.HasPrefix(f, "-") && f != "-" {
+				fmt.Fprintf(stderr, "shadoweval config check: unknown flag %s (config check takes only files)\n", f)
+				return exitBadInput
 			}
 		}
 		if len(files) == 0 {

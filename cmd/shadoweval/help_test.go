@@ -85,3 +85,22 @@ func TestVersion(t *testing.T) {
 		t.Errorf("with -X main.version=v1.2.3: %q", out.String())
 	}
 }
+
+// What the top level and config check do not take is a usage error, as
+// every command's stray argument is.
+func TestStrayArguments(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--version", "extra"}, `shadoweval version: unexpected argument "extra"`},
+		{[]string{"version", "extra"}, `shadoweval version: unexpected argument "extra"`},
+		{[]string{"help", "run", "extra"}, `shadoweval help: unexpected argument "extra"`},
+		{[]string{"config", "check", "--bogus", "x.yaml"}, "shadoweval config check: unknown flag --bogus"},
+	} {
+		var out, errs bytes.Buffer
+		if code := run(c.args, &out, &errs); code != exitBadInput || !strings.Contains(errs.String(), c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d saying %q", c.args, code, errs.String(), exitBadInput, c.want)
+		}
+	}
+}

@@ -54,6 +54,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return exitOK
 	case "help":
+		if len(args) > 2 {
+			fmt.Fprintf(stderr, "shadoweval help: unexpected argument %q: help takes one command\n", args[2])
+			return exitBadInput
+		}
 		if len(args) > 1 {
 			// help COMMAND is COMMAND --help.
 			return run([]string{args[1], "--help"}, stdout, stderr)
@@ -61,7 +65,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return exitOK
 	case "-version", "--version":
-		return runVersion(nil, stdout, stderr)
+		return runVersion(args[1:], stdout, stderr)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {

@@ -220,6 +220,13 @@ renders.
 {{- if ne (len $paths) (len (uniq $paths)) -}}
 {{- fail (printf "gold.mountPath and data.mountPath must differ from each other and from the chart's own mount paths %v" $paths) -}}
 {{- end -}}
+{{- range $i, $a := $paths -}}
+{{- range $j, $b := $paths -}}
+{{- if and (ne $i $j) (hasPrefix (printf "%s/" (trimSuffix "/" $a)) $b) -}}
+{{- fail (printf "mount path %s is inside %s: gold.mountPath and data.mountPath must not hold, nor lie inside, each other or the chart's own mount paths %v" $b $a $paths) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- end }}
 
 {{/*
