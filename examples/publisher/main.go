@@ -1,12 +1,14 @@
 // Command publisher is a retriever's side of shadoweval: after answering a
-// request it publishes one trace event on NATS, on rag.trace.<arm>, with
-// the arm of the pod it runs in.
+// request it publishes one trace event on NATS, on rag.trace.<arm>.<key>,
+// with the arm of the pod it runs in.
 package main
 
 import (
 	"bufio"
 	"cmp"
 	"encoding/json"
+	"fmt"
+	"hash/fnv"
 	"log"
 	"os"
 	"strconv"
@@ -64,6 +66,33 @@ func arm() string {
 	return cmp.Or(labels["arm"], "live")
 }
 
+// subject is rag.trace.<arm>.<key>. The key token keeps a question's
+// events on one member of a scaled-out sidecar (cluster.partitions); a
+// single sidecar takes it too. The key is the qid when it is a safe
+// subject token, else h and the 16 hex digits of its FNV-1a 64-bit hash.
+func subject(arm, qid string) string {
+	key := qid
+	if !safeToken(qid) {
+		h := fnv.New64a()
+		h.Write([]byte(qid))
+		key = fmt.Sprintf("h%016x", h.Sum64())
+	}
+	return "rag.trace." + arm + "." + key
+}
+
+// safeToken: 1 to 64 ASCII letters, digits and -_:=+.
+func safeToken(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.ContainsRune("-_:=+", c)) {
+			return false
+		}
+	}
+	return true
+}
+
 func main() {
 	nc, err := nats.Connect(cmp.Or(os.Getenv("NATS_URL"), nats.DefaultURL), nats.Name("retriever"))
 	if err != nil {
@@ -82,7 +111,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := nc.Publish("rag.trace."+ev.Arm, data); err != nil {
+	if err := nc.Publish(subject(ev.Arm, ev.QID), data); err != nil {
 		log.Fatal(err)
 	}
 	// A server publishing all day flushes on its way out (nc.Drain).

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shadoweval/shadoweval/stream"
 	"github.com/shadoweval/shadoweval/testenv"
 	"github.com/shadoweval/shadoweval/testenv/apptest"
 	"github.com/shadoweval/shadoweval/wire"
@@ -102,6 +103,29 @@ func TestReadmeCarriesTheExamples(t *testing.T) {
 		}
 		if !strings.Contains(string(readme), "```"+lang+"\n"+string(src)+"```\n") {
 			t.Errorf("README.md does not show examples/publisher/%s as it is", file)
+		}
+	}
+}
+
+// The examples' subjects carry the key token shadoweval's replay gives
+// (stream.PartitionKey), for a safe qid and for one that is hashed.
+func TestSubjectKey(t *testing.T) {
+	qids := []string{"A0001", "q:7=a+b_c-d", "a.b c", "", strings.Repeat("x", 65), "é", "h0123456789abcdef"}
+	python, err := exec.LookPath("python3")
+	for _, qid := range qids {
+		want := "rag.trace.canary." + stream.PartitionKey(qid)
+		if got := subject("canary", qid); got != want {
+			t.Errorf("Go subject(%q) = %q, want %q", qid, got, want)
+		}
+		if err != nil {
+			continue
+		}
+		out, perr := exec.Command(python, "-c", "import publish, sys; print(publish.subject('canary', sys.argv[1]))", qid).Output()
+		if perr != nil {
+			t.Fatalf("python3: %v", perr)
+		}
+		if got := strings.TrimSpace(string(out)); got != want {
+			t.Errorf("Python subject(%q) = %q, want %q", qid, got, want)
 		}
 	}
 }

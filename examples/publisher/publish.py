@@ -1,9 +1,10 @@
 """A retriever's side of shadoweval, with nats-py (pip install nats-py):
 after answering a request, publish one trace event on NATS, on
-rag.trace.<arm>, with the arm of the pod it runs in."""
+rag.trace.<arm>.<key>, with the arm of the pod it runs in."""
 import asyncio
 import json
 import os
+import re
 from datetime import datetime, timezone
 
 
@@ -39,12 +40,26 @@ def trace_event(arm):
     }
 
 
+def subject(arm, qid):
+    """rag.trace.<arm>.<key>. The key token keeps a question's events on one
+    member of a scaled-out sidecar (cluster.partitions); a single sidecar
+    takes it too. The key is the qid when it is a safe subject token, else
+    h and the 16 hex digits of its FNV-1a 64-bit hash."""
+    key = qid
+    if not re.fullmatch(r"[A-Za-z0-9_:=+-]{1,64}", qid):
+        h = 0xCBF29CE484222325
+        for b in qid.encode():
+            h = ((h ^ b) * 0x100000001B3) % (1 << 64)
+        key = "h%016x" % h
+    return "rag.trace." + arm + "." + key
+
+
 async def main():
     import nats
 
     nc = await nats.connect(os.environ.get("NATS_URL", "nats://127.0.0.1:4222"))
     event = trace_event(arm())
-    await nc.publish("rag.trace." + event["arm"], json.dumps(event).encode())
+    await nc.publish(subject(event["arm"], event["qid"]), json.dumps(event).encode())
     await nc.flush()
     await nc.close()
 
